@@ -1,0 +1,386 @@
+/*
+ * kiln engine glue: the core-module side of the `kiln:extension` world (wit/kiln.wit).
+ *
+ * Hand-written canonical-ABI lowering for a deliberately small set of types: strings, u32, bool, enum,
+ * option<string>, result<string,string>, result<list<u8>,string>, list<string>. Every import is a call
+ * out to the host; every check happens there. This file only moves bytes and drives QuickJS.
+ *
+ * Invariants kept here:
+ *  - The guest never blocks: imports that need I/O return an op id, outcomes arrive via `complete`.
+ *  - After every export call the QuickJS job queue is drained, so the host only ever sees a guest
+ *    that is waiting on host operations (or idle).
+ *  - Strings the host hands us (export parameters, import results) were allocated with our
+ *    `cabi_realloc`; we own and free them. Strings we return are freed in the matching post-return.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "quickjs.h"
+
+#define IMPORT(iface, name) \
+  __attribute__((import_module("kiln:extension/" iface "@0.1.0"), import_name(name)))
+#define EXPORT(name) __attribute__((export_name("kiln:extension/guest@0.1.0#" name)))
+#define POST_RETURN(name) __attribute__((export_name("cabi_post_kiln:extension/guest@0.1.0#" name)))
+
+/* ---- imports ---------------------------------------------------------------------------------- */
+IMPORT("commands", "run") extern uint32_t imp_commands_run(uint32_t, const char *, size_t);
+IMPORT("commands", "start") extern uint32_t imp_commands_start(uint32_t, const char *, size_t);
+IMPORT("commands", "status") extern uint32_t imp_commands_status(uint32_t, const char *, size_t);
+IMPORT("commands", "stop") extern uint32_t imp_commands_stop(uint32_t, const char *, size_t);
+IMPORT("http", "fetch") extern uint32_t imp_http_fetch(uint32_t, const char *, size_t);
+IMPORT("http", "abort") extern void imp_http_abort(uint32_t);
+IMPORT("browser", "call") extern uint32_t imp_browser_call(uint32_t, const char *, size_t);
+IMPORT("plugins", "call") extern uint32_t imp_plugins_call(uint32_t, const char *, size_t);
+IMPORT("vars", "get") extern void imp_vars_get(const char *, size_t, void *ret);
+IMPORT("vars", "set") extern void imp_vars_set(const char *, size_t, const char *, size_t, void *ret);
+IMPORT("vars", "delete") extern uint32_t imp_vars_delete(const char *, size_t);
+IMPORT("vars", "keys") extern void imp_vars_keys(void *ret);
+IMPORT("runtime", "log") extern void imp_runtime_log(uint32_t, const char *, size_t);
+IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
+IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
+
+/* A tagged string as the canonical ABI lays out option<string> / result<_, string> / result<string, _>. */
+typedef struct { uint8_t tag; char *ptr; size_t len; } tagged_str;
+typedef struct { char *ptr; size_t len; } str;
+
+__attribute__((export_name("cabi_realloc")))
+void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
+  (void)old_size; (void)align; /* malloc aligns to 16, the largest alignment the ABI asks of us */
+  if (new_size == 0) return (void *)align;
+  void *p = realloc(old, new_size);
+  if (!p) abort();
+  return p;
+}
+
+/* ---- the image slot --------------------------------------------------------------------------- */
+/* `kiln build` writes the bytecode into this zero-filled slot by adding one active data segment at its
+ * address, found through the locator below. Layout: u32 prelude_len, u32 module_len, prelude, module. */
+#define KILN_IMAGE_CAPACITY (16u << 20)
+__attribute__((aligned(16))) static uint8_t kiln_image[KILN_IMAGE_CAPACITY];
+/* Read through a volatile so the linker keeps the locator (it is otherwise unreferenced data). */
+__attribute__((used)) static const volatile struct {
+  char magic[16];
+  uint8_t *address;
+  uint32_t capacity;
+} kiln_image_locator = {"KILN-IMAGE-SLOT", kiln_image, KILN_IMAGE_CAPACITY};
+
+/* ---- QuickJS state ---------------------------------------------------------------------------- */
+static JSRuntime *rt;
+static JSContext *ctx;
+static JSValue internal; /* what the prelude returned: { invoke, complete, manifest } */
+static int loaded;
+
+static char *dup_bytes(const char *p, size_t len) {
+  char *s = malloc(len + 1);
+  if (!s) abort();
+  memcpy(s, p, len);
+  s[len] = 0;
+  return s;
+}
+
+/* "message\nstack" of the pending exception, malloc'ed. */
+static char *exception_text(size_t *out_len) {
+  JSValue exc = JS_GetException(ctx);
+  const char *msg = JS_ToCString(ctx, exc);
+  const char *stack = NULL;
+  JSValue st = JS_UNDEFINED;
+  if (JS_IsObject(exc)) {
+    st = JS_GetPropertyStr(ctx, exc, "stack");
+    if (JS_IsString(st)) stack = JS_ToCString(ctx, st);
+  }
+  const char *m = msg ? msg : "unknown error";
+  size_t ml = strlen(m), sl = stack ? strlen(stack) : 0;
+  char *out = malloc(ml + sl + 2);
+  if (!out) abort();
+  memcpy(out, m, ml);
+  size_t n = ml;
+  if (sl) { out[n++] = '\n'; memcpy(out + n, stack, sl); n += sl; }
+  out[n] = 0;
+  if (msg) JS_FreeCString(ctx, msg);
+  if (stack) JS_FreeCString(ctx, stack);
+  JS_FreeValue(ctx, st);
+  JS_FreeValue(ctx, exc);
+  *out_len = n;
+  return out;
+}
+
+static void log_text(uint32_t level, const char *s, size_t len) { imp_runtime_log(level, s, len); }
+
+static void drain_jobs(void) {
+  JSContext *c;
+  for (;;) {
+    int r = JS_ExecutePendingJob(rt, &c);
+    if (r == 0) break;
+    if (r < 0) {
+      size_t n;
+      char *t = exception_text(&n);
+      log_text(3, t, n);
+      free(t);
+    }
+  }
+}
+
+/* ---- natives handed to the prelude (never placed on globalThis) -------------------------------- */
+typedef uint32_t (*op_import)(uint32_t, const char *, size_t);
+static const op_import op_imports[] = {
+  imp_commands_run, imp_commands_start, imp_commands_status, imp_commands_stop,
+  imp_http_fetch, imp_browser_call, imp_plugins_call,
+};
+
+static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
+  uint32_t inv;
+  size_t len;
+  if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
+  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  if (!s) return JS_EXCEPTION;
+  uint32_t op = op_imports[magic](inv, s, len);
+  JS_FreeCString(c, s);
+  return JS_NewUint32(c, op);
+}
+
+static JSValue n_abort(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t op;
+  if (JS_ToUint32(c, &op, argv[0])) return JS_EXCEPTION;
+  imp_http_abort(op);
+  return JS_UNDEFINED;
+}
+
+static JSValue n_sleep(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t ms;
+  if (JS_ToUint32(c, &ms, argv[0])) return JS_EXCEPTION;
+  return JS_NewUint32(c, imp_runtime_sleep(ms));
+}
+
+static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t level;
+  size_t len;
+  if (JS_ToUint32(c, &level, argv[0])) return JS_EXCEPTION;
+  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  if (!s) return JS_EXCEPTION;
+  imp_runtime_log(level > 3 ? 1 : level, s, len);
+  JS_FreeCString(c, s);
+  return JS_UNDEFINED;
+}
+
+static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t inv;
+  size_t len;
+  if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
+  int ok = JS_ToBool(c, argv[1]);
+  const char *s = JS_ToCStringLen(c, &len, argv[2]);
+  if (!s) return JS_EXCEPTION;
+  imp_runtime_finish(inv, ok ? 0 : 1, s, len);
+  JS_FreeCString(c, s);
+  return JS_UNDEFINED;
+}
+
+static JSValue n_vars_get(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len;
+  const char *k = JS_ToCStringLen(c, &len, argv[0]);
+  if (!k) return JS_EXCEPTION;
+  tagged_str r;
+  imp_vars_get(k, len, &r);
+  JS_FreeCString(c, k);
+  if (!r.tag) return JS_UNDEFINED;
+  JSValue v = JS_NewStringLen(c, r.ptr, r.len);
+  free(r.ptr);
+  return v;
+}
+
+static JSValue n_vars_set(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t kl, vl;
+  const char *k = JS_ToCStringLen(c, &kl, argv[0]);
+  if (!k) return JS_EXCEPTION;
+  const char *v = JS_ToCStringLen(c, &vl, argv[1]);
+  if (!v) { JS_FreeCString(c, k); return JS_EXCEPTION; }
+  tagged_str r;
+  imp_vars_set(k, kl, v, vl, &r);
+  JS_FreeCString(c, k);
+  JS_FreeCString(c, v);
+  if (!r.tag) return JS_UNDEFINED;
+  char *msg = dup_bytes(r.ptr, r.len);
+  free(r.ptr);
+  JS_ThrowRangeError(c, "%s", msg);
+  free(msg);
+  return JS_EXCEPTION;
+}
+
+static JSValue n_vars_delete(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len;
+  const char *k = JS_ToCStringLen(c, &len, argv[0]);
+  if (!k) return JS_EXCEPTION;
+  uint32_t r = imp_vars_delete(k, len);
+  JS_FreeCString(c, k);
+  return JS_NewBool(c, r != 0);
+}
+
+static JSValue n_vars_keys(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  struct { str *items; size_t len; } r;
+  imp_vars_keys(&r);
+  JSValue arr = JS_NewArray(c);
+  for (size_t i = 0; i < r.len; i++) {
+    JS_SetPropertyUint32(c, arr, i, JS_NewStringLen(c, r.items[i].ptr, r.items[i].len));
+    free(r.items[i].ptr);
+  }
+  free(r.items);
+  return arr;
+}
+
+static JSValue make_natives(void) {
+  static const char *op_names[] = {
+    "commandsRun", "commandsStart", "commandsStatus", "commandsStop",
+    "httpFetch", "browserCall", "pluginsCall",
+  };
+  JSValue o = JS_NewObject(ctx);
+  for (int i = 0; i < (int)(sizeof(op_names) / sizeof(op_names[0])); i++)
+    JS_SetPropertyStr(ctx, o, op_names[i],
+                      JS_NewCFunctionMagic(ctx, n_op, op_names[i], 2, JS_CFUNC_generic_magic, i));
+  JS_SetPropertyStr(ctx, o, "httpAbort", JS_NewCFunction(ctx, n_abort, "httpAbort", 1));
+  JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
+  JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
+  JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
+  JS_SetPropertyStr(ctx, o, "varsGet", JS_NewCFunction(ctx, n_vars_get, "varsGet", 1));
+  JS_SetPropertyStr(ctx, o, "varsSet", JS_NewCFunction(ctx, n_vars_set, "varsSet", 2));
+  JS_SetPropertyStr(ctx, o, "varsDelete", JS_NewCFunction(ctx, n_vars_delete, "varsDelete", 1));
+  JS_SetPropertyStr(ctx, o, "varsKeys", JS_NewCFunction(ctx, n_vars_keys, "varsKeys", 0));
+  return o;
+}
+
+/* ---- runtime setup ---------------------------------------------------------------------------- */
+/* The wasm shadow stack is 1 MiB (see the link flags); QuickJS must hit its own limit, a catchable
+ * RangeError, well before the real one. */
+#define JS_STACK_LIMIT (512u * 1024u)
+
+static void ensure_runtime(void) {
+  if (rt) return;
+  rt = JS_NewRuntime();
+  if (!rt) abort();
+  JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
+  ctx = JS_NewContext(rt);
+  if (!ctx) abort();
+  internal = JS_UNDEFINED;
+}
+
+/* ---- return areas ----------------------------------------------------------------------------- */
+static tagged_str ret_area;
+
+static tagged_str *ret_ok(char *p, size_t len) { ret_area.tag = 0; ret_area.ptr = p; ret_area.len = len; return &ret_area; }
+static tagged_str *ret_err(char *p, size_t len) { ret_area.tag = 1; ret_area.ptr = p; ret_area.len = len; return &ret_area; }
+static tagged_str *ret_err_str(const char *msg) { return ret_err(dup_bytes(msg, strlen(msg)), strlen(msg)); }
+static tagged_str *ret_exception(void) { size_t n; char *t = exception_text(&n); return ret_err(t, n); }
+
+static tagged_str *ret_js_string(JSValue v) {
+  size_t len;
+  const char *s = JS_ToCStringLen(ctx, &len, v);
+  JS_FreeValue(ctx, v);
+  if (!s) return ret_exception();
+  char *out = dup_bytes(s, len);
+  JS_FreeCString(ctx, s);
+  return ret_ok(out, len);
+}
+
+/* ---- exports ---------------------------------------------------------------------------------- */
+static JSValue eval_bytecode(const uint8_t *buf, size_t len) {
+  JSValue obj = JS_ReadObject(ctx, buf, len, JS_READ_OBJ_BYTECODE);
+  if (JS_IsException(obj)) return obj;
+  if (JS_VALUE_GET_TAG(obj) == JS_TAG_MODULE && JS_ResolveModule(ctx, obj) < 0) {
+    JS_FreeValue(ctx, obj);
+    return JS_EXCEPTION;
+  }
+  return JS_EvalFunction(ctx, obj);
+}
+
+EXPORT("load") tagged_str *exp_load(char *config, size_t config_len) {
+  ensure_runtime();
+  if (loaded) { free(config); return ret_err_str("the extension is already loaded in this instance"); }
+  loaded = 1;
+  const uint8_t *image = kiln_image_locator.address;
+  uint32_t prelude_len, module_len;
+  memcpy(&prelude_len, image, 4);
+  memcpy(&module_len, image + 4, 4);
+  if (prelude_len == 0 || 8ull + prelude_len + module_len > kiln_image_locator.capacity) {
+    free(config);
+    return ret_err_str("this engine carries no extension image (build one with `kiln build`)");
+  }
+  JSValue factory = eval_bytecode(image + 8, prelude_len);
+  if (JS_IsException(factory)) { free(config); return ret_exception(); }
+  JSValue args[2] = {make_natives(), JS_NewStringLen(ctx, config, config_len)};
+  free(config);
+  internal = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
+  JS_FreeValue(ctx, factory);
+  JS_FreeValue(ctx, args[0]);
+  JS_FreeValue(ctx, args[1]);
+  if (JS_IsException(internal)) return ret_exception();
+  if (module_len) {
+    JSValue r = eval_bytecode(image + 8 + prelude_len, module_len);
+    if (JS_IsException(r)) return ret_exception();
+    JS_FreeValue(ctx, r);
+  }
+  drain_jobs();
+  JSValue fn = JS_GetPropertyStr(ctx, internal, "manifest");
+  JSValue m = JS_Call(ctx, fn, internal, 0, NULL);
+  JS_FreeValue(ctx, fn);
+  if (JS_IsException(m)) return ret_exception();
+  return ret_js_string(m);
+}
+
+POST_RETURN("load") void post_load(tagged_str *r) { free(r->ptr); }
+
+static void call_internal(const char *name, int argc, JSValue *argv) {
+  JSValue fn = JS_GetPropertyStr(ctx, internal, name);
+  JSValue r = JS_Call(ctx, fn, internal, argc, argv);
+  JS_FreeValue(ctx, fn);
+  for (int i = 0; i < argc; i++) JS_FreeValue(ctx, argv[i]);
+  if (JS_IsException(r)) {
+    size_t n;
+    char *t = exception_text(&n);
+    log_text(3, t, n);
+    free(t);
+  }
+  JS_FreeValue(ctx, r);
+  drain_jobs();
+}
+
+EXPORT("invoke") void exp_invoke(uint32_t inv, char *tool, size_t tool_len, char *args, size_t args_len) {
+  if (!loaded || JS_IsUndefined(internal)) {
+    static const char msg[] = "the extension is not loaded";
+    imp_runtime_finish(inv, 1, msg, sizeof msg - 1);
+  } else {
+    JSValue argv[3] = {JS_NewUint32(ctx, inv), JS_NewStringLen(ctx, tool, tool_len),
+                       JS_NewStringLen(ctx, args, args_len)};
+    call_internal("invoke", 3, argv);
+  }
+  free(tool);
+  free(args);
+}
+
+EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size_t len) {
+  if (loaded && !JS_IsUndefined(internal)) {
+    JSValue argv[3] = {JS_NewUint32(ctx, op), JS_NewBool(ctx, !is_err), JS_NewStringLen(ctx, p, len)};
+    call_internal("complete", 3, argv);
+  }
+  free(p);
+}
+
+EXPORT("compile") tagged_str *exp_compile(char *src, size_t src_len, char *name, size_t name_len, uint32_t module) {
+  ensure_runtime();
+  /* QuickJS wants a NUL-terminated source; the host's buffer has exactly src_len bytes. */
+  char *source = dup_bytes(src, src_len);
+  char *filename = dup_bytes(name, name_len);
+  free(src);
+  free(name);
+  int flags = JS_EVAL_FLAG_COMPILE_ONLY | (module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL);
+  JSValue fn = JS_Eval(ctx, source, src_len, filename, flags);
+  free(source);
+  free(filename);
+  if (JS_IsException(fn)) return ret_exception();
+  size_t size;
+  uint8_t *bc = JS_WriteObject(ctx, &size, fn, JS_WRITE_OBJ_BYTECODE);
+  JS_FreeValue(ctx, fn);
+  if (!bc) return ret_exception();
+  char *out = dup_bytes((const char *)bc, size);
+  js_free(ctx, bc);
+  return ret_ok(out, size);
+}
+
+POST_RETURN("compile") void post_compile(tagged_str *r) { free(r->ptr); }

@@ -1,0 +1,194 @@
+// The kiln prelude: the JavaScript API an extension sees inside the guest.
+//
+// This script evaluates to a factory. The engine calls it once per instance with the native bridge
+// (guest/glue.c) and the load config, before the extension's module runs. The natives stay in this
+// closure; nothing of the bridge is placed on globalThis. Nothing here is trusted by the host: every
+// capability call is checked on the host side of the WIT boundary.
+(function kilnPrelude(native, configJson) {
+  'use strict';
+  const config = JSON.parse(configJson);
+  const host = config.host;
+  const tools = new Map(); // name -> { manifest, handler }
+  const steps = []; // BDD registrations, recorded for the bdd host
+  const pending = new Map(); // op id -> { inv, resolve, reject }
+  let current = 0; // the invocation whose code is running now (0: top level)
+
+  const define = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+
+  // ---- host operations -------------------------------------------------------------------------
+  function startOp(fn, inv, request) {
+    const id = fn(inv, JSON.stringify(request === undefined ? null : request));
+    return new Promise((resolve, reject) => pending.set(id, { inv, resolve, reject }));
+  }
+
+  function hostError(text) {
+    let name = 'Error', message = text;
+    const m = /^([A-Za-z]+Error): ([\s\S]*)$/.exec(text);
+    if (m) { name = m[1]; message = m[2]; }
+    const e = new Error(message);
+    if (name !== 'Error') e.name = name;
+    return e;
+  }
+
+  // ---- console -----------------------------------------------------------------------------------
+  function show(v, depth) {
+    if (typeof v === 'string') return depth ? JSON.stringify(v) : v;
+    if (v instanceof Error) return v.stack ? `${v.name}: ${v.message}\n${v.stack}` : `${v.name}: ${v.message}`;
+    if (typeof v === 'function') return `[Function ${v.name || 'anonymous'}]`;
+    if (typeof v === 'bigint') return `${v}n`;
+    if (v === null || typeof v !== 'object') return String(v);
+    try {
+      return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+    } catch {
+      return Object.prototype.toString.call(v);
+    }
+  }
+  const LEVEL = { debug: 0, log: 1, info: 1, warn: 2, error: 3 };
+  const console = {};
+  for (const [k, level] of Object.entries(LEVEL))
+    console[k] = (...a) => native.log(level, a.map((x) => show(x, 0)).join(' '));
+  define('console', console);
+
+  // ---- timers ------------------------------------------------------------------------------------
+  const timers = new Map(); // timer id -> op id
+  let nextTimer = 1;
+  function setTimeout(fn, ms = 0, ...args) {
+    if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
+    const id = nextTimer++;
+    const delay = Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
+    startOp((_inv, _req) => native.sleep(delay), current, null).then(() => {
+      if (timers.delete(id)) fn(...args);
+    });
+    timers.set(id, true);
+    return id;
+  }
+  define('setTimeout', setTimeout);
+  define('clearTimeout', (id) => { timers.delete(id); });
+  define('queueMicrotask', (fn) => { Promise.resolve().then(fn); });
+
+  // ---- vars: the session's string store ----------------------------------------------------------
+  const str = (v, what) => {
+    if (typeof v !== 'string') throw new TypeError(`vars ${what} must be a string`);
+    return v;
+  };
+  define('vars', Object.freeze({
+    get: (k) => native.varsGet(str(k, 'key')),
+    set: (k, v) => { native.varsSet(str(k, 'key'), str(v, 'value')); },
+    has: (k) => native.varsGet(str(k, 'key')) !== undefined,
+    delete: (k) => native.varsDelete(str(k, 'key')),
+    keys: () => native.varsKeys(),
+  }));
+
+  // ---- the host marker ---------------------------------------------------------------------------
+  const marker = Object.freeze({ host, version: '0.1.0' });
+  define('kiln', marker);
+  define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
+
+  // ---- defineTool and plugins --------------------------------------------------------------------
+  function fail(msg) { throw new TypeError(`defineTool: ${msg}`); }
+  function defineTool(manifest, handler) {
+    if (manifest === null || typeof manifest !== 'object') fail('expects a manifest object');
+    const h = handler === undefined ? manifest.handler : handler;
+    const { name } = manifest;
+    if (typeof name !== 'string' || name.trim() === '') fail('`name` must be a non-empty string');
+    if (tools.has(name)) fail(`a tool named "${name}" is already defined`);
+    if (typeof h !== 'function') fail(`tool "${name}" needs a handler function`);
+    if (manifest.description !== undefined && typeof manifest.description !== 'string') fail(`tool "${name}": description must be a string`);
+    if (manifest.inputSchema !== undefined && (manifest.inputSchema === null || typeof manifest.inputSchema !== 'object'))
+      fail(`tool "${name}": inputSchema must be a JSON Schema object`);
+    if (manifest.exposeAsTool !== undefined && typeof manifest.exposeAsTool !== 'boolean') fail(`tool "${name}": exposeAsTool must be a boolean`);
+    if (manifest.timeoutMs !== undefined && !(Number.isFinite(manifest.timeoutMs) && manifest.timeoutMs > 0))
+      fail(`tool "${name}": timeoutMs must be a positive number`);
+    if (manifest.allow !== undefined && (manifest.allow === null || typeof manifest.allow !== 'object'))
+      fail(`tool "${name}": allow must be an object`);
+    const m = {
+      name,
+      description: manifest.description,
+      inputSchema: manifest.inputSchema,
+      exposeAsTool: manifest.exposeAsTool === true,
+      timeoutMs: manifest.timeoutMs,
+      allow: manifest.allow === undefined ? {} : JSON.parse(JSON.stringify(manifest.allow)),
+    };
+    tools.set(name, { manifest: m, handler: h });
+  }
+  define('defineTool', defineTool);
+
+  define('plugins', new Proxy(Object.freeze({}), {
+    get: (_t, name) => (typeof name !== 'string' ? undefined :
+      (args) => startOp(native.pluginsCall, current, { tool: name, args: args === undefined ? null : args })),
+    has: () => true,
+  }));
+
+  // ---- BDD registration surface (recorded; consumed by the bdd host) -----------------------------
+  const record = (kind) => (...a) => { steps.push({ kind, pattern: typeof a[0] === 'string' ? a[0] : String(a[0]) }); };
+  for (const k of ['Given', 'When', 'Then', 'defineStep', 'And', 'But', 'Before', 'After', 'BeforeAll',
+    'AfterAll', 'BeforeStep', 'AfterStep', 'defineParameterType'])
+    define(k, record(k));
+  for (const k of ['setDefaultTimeout', 'setDefinitionFunctionWrapper', 'setWorldConstructor', 'setParallelCanAssign'])
+    define(k, () => {});
+
+  // ---- the handler context -----------------------------------------------------------------------
+  function browserHandle(inv, target) {
+    return new Proxy({}, {
+      get: (_t, method) => (typeof method !== 'string' || method === 'then' ? undefined :
+        (...args) => startOp(native.browserCall, inv, { target, method, args })),
+    });
+  }
+
+  function makeContext(inv, args) {
+    const commands = Object.freeze({
+      run: (name, vars) => startOp(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
+      start: (name) => startOp(native.commandsStart, inv, { name }),
+      status: (name) => startOp(native.commandsStatus, inv, { name }),
+      stop: (name) => startOp(native.commandsStop, inv, { name }),
+    });
+    return {
+      args,
+      commands,
+      request: undefined,
+      page: config.browser ? browserHandle(inv, 'page') : undefined,
+      context: config.browser ? browserHandle(inv, 'context') : undefined,
+    };
+  }
+
+  function errorText(e) {
+    if (e instanceof Error) return e.stack ? `${e.name}: ${e.message}\n${e.stack}` : `${e.name}: ${e.message}`;
+    return `Error: ${show(e, 0)}`;
+  }
+
+  function toJson(v) {
+    try {
+      const s = JSON.stringify(v === undefined ? null : v);
+      if (s === undefined) return JSON.stringify(null);
+      return s;
+    } catch (e) {
+      throw new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
+    }
+  }
+
+  // ---- what the engine calls -----------------------------------------------------------------------
+  return {
+    manifest() {
+      return JSON.stringify({ tools: [...tools.values()].map((t) => t.manifest), steps: steps.length });
+    },
+    invoke(inv, name, argsJson) {
+      current = inv;
+      const tool = tools.get(name);
+      if (!tool) { native.finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
+      let args;
+      try { args = JSON.parse(argsJson); } catch (e) { native.finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
+      new Promise((resolve) => resolve(tool.handler(makeContext(inv, args))))
+        .then((v) => native.finish(inv, true, toJson(v)))
+        .then(undefined, (e) => native.finish(inv, false, errorText(e)));
+    },
+    complete(op, ok, text) {
+      const p = pending.get(op);
+      if (!p) return;
+      pending.delete(op);
+      current = p.inv;
+      if (ok) p.resolve(text === '' ? undefined : JSON.parse(text));
+      else p.reject(hostError(text));
+    },
+  };
+})

@@ -1,0 +1,66 @@
+// Artifacts: sealed `.wasm` components. Reading one checks that it was built for this engine and parses its
+// manifest; nothing in it runs until a session instantiates it.
+import type { SourceMapInput } from '@jridgewell/trace-mapping';
+import { EngineError, ExtensionLoadError } from './errors.js';
+import { sha256, type Engine } from './engine/engine.js';
+import { ManifestError, parseTools, type ToolManifest } from './manifest.js';
+import { StackMapper } from './source-map.js';
+import { isComponent, readCustomSections } from './engine/wasm-binary.js';
+
+export const MANIFEST_SECTION = 'kiln-manifest';
+export const SOURCEMAP_SECTION = 'kiln-sourcemap';
+export const ARTIFACT_FORMAT = 1;
+
+export interface ArtifactManifest {
+  format: number;
+  /** The engine id the artifact was built for. */
+  engine: string;
+  source: { name: string; sha256: string };
+  tools: ToolManifest[];
+  /** BDD registrations seen at build time (served by the bdd host). */
+  steps: number;
+}
+
+export interface OpenArtifact {
+  file: string;
+  sha256: string;
+  manifest: ArtifactManifest;
+  module: WebAssembly.Module;
+  mapper?: StackMapper;
+}
+
+export function readManifest(file: string, bytes: Uint8Array): ArtifactManifest {
+  if (!isComponent(bytes)) throw new ExtensionLoadError(file, 'not a WebAssembly component (expected an artifact made by `kiln build`)');
+  const [raw] = readCustomSections(bytes, MANIFEST_SECTION);
+  if (!raw) throw new ExtensionLoadError(file, `no ${MANIFEST_SECTION} section: this component was not made by \`kiln build\``);
+  let m: any;
+  try {
+    m = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    throw new ExtensionLoadError(file, `the ${MANIFEST_SECTION} section is not JSON`);
+  }
+  if (m?.format !== ARTIFACT_FORMAT) throw new ExtensionLoadError(file, `artifact format ${m?.format} is not supported (expected ${ARTIFACT_FORMAT}); rebuild it`);
+  try {
+    return { format: m.format, engine: String(m.engine), source: m.source, tools: parseTools(m.tools), steps: Number(m.steps) || 0 };
+  } catch (e) {
+    if (e instanceof ManifestError) throw new ExtensionLoadError(file, e.message);
+    throw e;
+  }
+}
+
+export async function openArtifact(file: string, bytes: Uint8Array, engine: Engine): Promise<OpenArtifact> {
+  const manifest = readManifest(file, bytes);
+  if (manifest.engine !== engine.info.id) {
+    throw new ExtensionLoadError(file, `built for engine ${manifest.engine.slice(0, 12)}…, but this host runs engine ${engine.info.id.slice(0, 12)}…; rebuild it with \`kiln build\``);
+  }
+  let main: Uint8Array;
+  try {
+    main = engine.verify(bytes).main;
+  } catch (e) {
+    if (e instanceof EngineError) throw new ExtensionLoadError(file, `${e.message}: its code differs from this host's engine (tampered, or made by another tool)`);
+    throw e;
+  }
+  const [map] = readCustomSections(bytes, SOURCEMAP_SECTION);
+  const mapper = map ? new StackMapper(manifest.source.name, JSON.parse(new TextDecoder().decode(map)) as SourceMapInput) : undefined;
+  return { file, sha256: sha256(bytes), manifest, module: await WebAssembly.compile(main as BufferSource), mapper };
+}

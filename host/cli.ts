@@ -1,0 +1,123 @@
+// The `kiln` command line: build, inspect, mcp.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, extname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readManifest } from './artifact.js';
+import { Builder } from './build/artifact.js';
+import { readConfig } from './config.js';
+import { Engine, sha256 } from './engine/engine.js';
+import { KilnError } from './errors.js';
+import { serveStdio } from './mcp/server.js';
+import { repoRoot } from './paths.js';
+import { Registry } from './registry.js';
+
+const VERSION = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
+
+const USAGE = `kiln ${VERSION}: a WebAssembly-isolated plugin host
+
+usage:
+  kiln build <file> [-o out.wasm]      compile an extension into a sealed artifact; prints its sha256
+  kiln build <file>... [--out-dir DIR]  several at once (each DIR/<name>.wasm)
+  kiln inspect <artifact.wasm> [--json] show an artifact's tools, schemas and declared capabilities
+  kiln mcp [path...] [--config FILE]    serve tools over MCP on stdio; paths are files or directories
+                                        (scanned recursively); with none, ./kiln.toml is read
+`;
+
+const err = (line: string) => process.stderr.write(line + '\n');
+
+async function build(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string', short: 'o' }, 'out-dir': { type: 'string' } } });
+  if (positionals.length === 0) throw new KilnError('kiln build: name at least one extension file');
+  if (values.out && positionals.length > 1) throw new KilnError('kiln build: -o takes one input; use --out-dir for several');
+  const builder = new Builder(await Engine.load());
+  let failed = 0;
+  for (const file of positionals) {
+    const out = values.out ?? join(values['out-dir'] ?? '.', basename(file, extname(file)) + '.wasm');
+    try {
+      const { bytes } = await builder.build(file);
+      writeFileSync(out, bytes);
+      process.stdout.write(`${sha256(bytes)}  ${out}\n`);
+    } catch (e) {
+      if (!(e instanceof KilnError)) throw e;
+      failed++;
+      err(`error: ${e.message}`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+async function inspect(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length !== 1) throw new KilnError('kiln inspect: name one artifact');
+  const file = positionals[0];
+  const bytes = readFileSync(file);
+  const manifest = readManifest(file, bytes);
+  const engine = await Engine.load().catch(() => undefined);
+  const engineNote = !engine ? 'no local engine to compare' : engine.info.id === manifest.engine ? 'matches this host' : 'NOT this host\'s engine: rebuild it';
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest }, null, 2) + '\n');
+    return 0;
+  }
+  const lines = [
+    `artifact  ${file}`,
+    `sha256    ${sha256(bytes)}`,
+    `engine    ${manifest.engine} (${engineNote})`,
+    `source    ${manifest.source.name} (sha256 ${manifest.source.sha256})`,
+    `tools     ${manifest.tools.length}`,
+  ];
+  for (const t of manifest.tools) {
+    lines.push('', `  ${t.name}${t.exposeAsTool ? '  [MCP tool]' : '  [plugins only]'}`);
+    if (t.description) lines.push(`    description  ${t.description}`);
+    if (t.timeoutMs) lines.push(`    timeoutMs    ${t.timeoutMs}`);
+    lines.push(`    inputSchema  ${t.inputSchema ? JSON.stringify(t.inputSchema) : '(none)'}`);
+    const cmds = Object.entries(t.allow.commands);
+    lines.push(`    commands     ${cmds.length ? '' : '(none)'}`);
+    for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
+    lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}
+
+async function mcp(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
+  let paths = positionals;
+  if (values.config || paths.length === 0) {
+    const file = resolve(values.config ?? 'kiln.toml');
+    if (!values.config && !existsSync(file)) throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
+    paths = [...paths, ...readConfig(file).extensions];
+  }
+  const registry = new Registry(await Engine.load());
+  await registry.load(paths);
+  for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
+  for (const w of registry.warnings) err(`kiln: ${w}`);
+  err(`kiln: serving ${registry.tools.size} tool(s) from ${registry.extensions.length} extension(s) over stdio`);
+  await serveStdio(registry, VERSION);
+  return -1; // keep running
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'build': return build(rest);
+    case 'inspect': return inspect(rest);
+    case 'mcp': return mcp(rest);
+    case undefined: case 'help': case '--help': case '-h':
+      process.stdout.write(USAGE);
+      return 0;
+    case '--version':
+      process.stdout.write(VERSION + '\n');
+      return 0;
+    default:
+      err(`kiln: unknown command "${cmd}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { if (code >= 0) process.exitCode = code; },
+  (e) => {
+    err(e instanceof KilnError || e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
+    process.exitCode = e instanceof KilnError ? 1 : 70;
+  },
+);

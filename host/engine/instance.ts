@@ -1,0 +1,196 @@
+// One guest instance: a QuickJS VM in its own component instance, and the host half of the op-id event loop.
+//
+// The guest never blocks. A capability call returns an op id at once; the host runs the operation as an
+// ordinary promise and, when it settles, calls `guest.complete` (always later, from the event loop, never
+// from inside an import). So two operations the guest starts together run concurrently here, and the host
+// thread is free between them. A handler's end arrives through the `runtime.finish` import.
+//
+// Invariants:
+//  - Imports never throw into the guest (a JS exception unwinding through QuickJS's C frames would leave it
+//    inconsistent); failures become op outcomes. Only the `result` imports throw, as the ABI's error value.
+//  - An op is accepted only for an invocation that this instance started and that has not finished.
+//  - After a trap the instance is dead: every pending invocation fails and nothing is delivered to it again.
+import { GuestCrashError, KilnError, ToolError } from '../errors.js';
+import type { Engine } from './engine.js';
+import { wasiImports } from './wasi.js';
+
+export type OpKind =
+  | 'commands.run' | 'commands.start' | 'commands.status' | 'commands.stop'
+  | 'http.fetch' | 'browser.call' | 'plugins.call';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Invocation {
+  readonly id: number;
+  readonly tool: string;
+}
+
+/** What an instance needs from its host. Capability checks live behind `op`, never in the guest. */
+export interface InstanceHost {
+  op(kind: OpKind, inv: Invocation, request: unknown): Promise<unknown>;
+  vars: {
+    get(key: string): string | undefined;
+    /** Throws a KilnError with the reason when the store refuses. */
+    set(key: string, value: string): void;
+    delete(key: string): boolean;
+    keys(): string[];
+  };
+  log(level: LogLevel, message: string): void;
+}
+
+export interface LoadConfig {
+  host: 'mcp' | 'bdd' | 'script';
+  browser?: boolean;
+}
+
+type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
+
+interface Running extends Invocation {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+let nextInvocation = 1;
+
+function errorText(e: unknown): string {
+  if (e instanceof KilnError) return `${e.name}: ${e.message}`;
+  if (e instanceof Error) return `Error: ${e.message}`;
+  return `Error: ${String(e)}`;
+}
+
+/** A guest's "Name: message\nstack" as a ToolError: message first, the detail after. */
+export function toolError(text: string): ToolError {
+  const nl = text.indexOf('\n');
+  return new ToolError(nl < 0 ? text : text.slice(0, nl), text);
+}
+
+export class GuestInstance {
+  private guest!: Record<string, any>;
+  private readonly running = new Map<number, Running>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private nextOp = 1;
+  private dead: GuestCrashError | undefined;
+
+  private constructor(private readonly host: InstanceHost) {}
+
+  static async create(engine: Engine, main: WebAssembly.Module, host: InstanceHost): Promise<GuestInstance> {
+    const self = new GuestInstance(host);
+    const exports = await engine.instantiate(
+      engine.moduleSet(main),
+      { ...wasiImports((stream, text) => host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
+      (m, i) => new WebAssembly.Instance(m, i),
+    );
+    self.guest = exports.guest;
+    return self;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  /** Run the extension's top level; returns the manifest it registered. */
+  load(config: LoadConfig): unknown {
+    return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config))) as string);
+  }
+
+  /** Compile source to QuickJS bytecode inside the sandbox (build time). */
+  compile(source: string, filename: string, module: boolean): Uint8Array {
+    return this.enter(() => this.guest.compile(source, filename, module)) as Uint8Array;
+  }
+
+  /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. */
+  invoke(tool: string, args: unknown): Promise<unknown> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = nextInvocation++;
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, resolve, reject }));
+    this.enter(() => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
+    return done;
+  }
+
+  /** Stop delivering anything to this instance and fail what is still running. */
+  dispose(reason = new GuestCrashError('the guest instance was discarded')): void {
+    if (!this.dead) this.dead = reason;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const r of this.running.values()) r.reject(this.dead);
+    this.running.clear();
+  }
+
+  /** Call into the guest; a trap kills the instance. A result-typed export's err becomes a ToolError. */
+  private enter(fn: () => unknown): unknown {
+    if (this.dead) throw this.dead;
+    try {
+      return fn();
+    } catch (e: any) {
+      if (e && typeof e === 'object' && 'payload' in e && typeof e.payload === 'string') throw toolError(e.payload);
+      this.dispose(new GuestCrashError(`the guest crashed (${e?.message ?? e}); its instance was discarded`));
+      throw this.dead;
+    }
+  }
+
+  private deliver(op: number, outcome: Outcome): void {
+    if (this.dead) return;
+    try {
+      this.enter(() => this.guest.complete(op, outcome));
+    } catch {
+      // the instance is dead now; `dispose` already failed everything pending
+    }
+  }
+
+  private startOp(kind: OpKind, inv: number, requestJson: string): number {
+    const op = this.nextOp++;
+    const running = this.running.get(inv);
+    const work = running
+      ? Promise.resolve().then(() => this.host.op(kind, running, JSON.parse(requestJson)))
+      : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
+    work.then(
+      (v) => this.deliver(op, { tag: 'ok', val: JSON.stringify(v ?? null) }),
+      (e) => this.deliver(op, { tag: 'err', val: errorText(e) }),
+    );
+    return op;
+  }
+
+  private imports(): Record<string, unknown> {
+    const op = (kind: OpKind) => (inv: number, request: string) => this.startOp(kind, inv, request);
+    const vars = this.host.vars;
+    return {
+      'kiln:extension/commands': {
+        run: op('commands.run'), start: op('commands.start'), status: op('commands.status'), stop: op('commands.stop'),
+      },
+      'kiln:extension/http': { fetch: op('http.fetch'), abort: (_op: number) => {} },
+      'kiln:extension/browser': { call: op('browser.call') },
+      'kiln:extension/plugins': { call: op('plugins.call') },
+      'kiln:extension/vars': {
+        get: (k: string) => vars.get(k),
+        set: (k: string, v: string) => {
+          try {
+            vars.set(k, v);
+          } catch (e) {
+            throw { payload: e instanceof Error ? e.message : String(e) };
+          }
+        },
+        delete: (k: string) => vars.delete(k),
+        keys: () => vars.keys(),
+      },
+      'kiln:extension/runtime': {
+        log: (level: LogLevel, message: string) => this.host.log(level, message),
+        sleep: (ms: number) => {
+          const op = this.nextOp++;
+          const t = setTimeout(() => {
+            this.timers.delete(t);
+            this.deliver(op, { tag: 'ok', val: 'null' });
+          }, ms);
+          this.timers.add(t);
+          return op;
+        },
+        finish: (inv: number, outcome: Outcome) => {
+          const r = this.running.get(inv);
+          if (!r) return;
+          this.running.delete(inv);
+          if (outcome.tag === 'ok') r.resolve(JSON.parse(outcome.val));
+          else r.reject(toolError(outcome.val));
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,41 @@
+// Typed errors. Each carries a message a user can act on; `name` tells the kind of failure.
+
+export class KilnError extends Error {
+  override name = 'KilnError';
+}
+
+/** The engine build is missing or not the one this host expects. */
+export class EngineError extends KilnError {
+  override name = 'EngineError';
+}
+
+/** An artifact or source could not be built or loaded. */
+export class ExtensionLoadError extends KilnError {
+  override name = 'ExtensionLoadError';
+  constructor(readonly file: string, message: string) {
+    super(`${file}: ${message}`);
+  }
+}
+
+/** A capability call was refused by policy. The guest sees it as a PermissionError. */
+export class PermissionError extends KilnError {
+  override name = 'PermissionError';
+}
+
+/** Arguments did not match a tool's inputSchema. */
+export class InvalidArgumentsError extends KilnError {
+  override name = 'InvalidArgumentsError';
+}
+
+/** The guest trapped, ran out of memory, or otherwise cannot continue; its instance is discarded. */
+export class GuestCrashError extends KilnError {
+  override name = 'GuestCrashError';
+}
+
+/** A handler threw; message first, the guest's stack after. */
+export class ToolError extends KilnError {
+  override name = 'ToolError';
+  constructor(message: string, readonly detail: string) {
+    super(message);
+  }
+}

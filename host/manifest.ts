@@ -1,0 +1,108 @@
+// Tool manifests: what an extension declares (name, schema, exposure, timeout, capabilities).
+//
+// The host never takes a manifest on trust: whether it comes from running the guest at build time or from
+// an artifact's `kiln-manifest` section, it goes through `parseTools`, which checks every field and
+// normalises `allow` (the `exec` alias becomes `commands`). Policy is computed from the result only.
+import { Ajv } from 'ajv';
+
+export type OutputShape = 'text' | 'json' | 'lines';
+
+export interface CommandSpec {
+  run: string | string[];
+  timeoutMs?: number;
+  env: string[];
+  cwd?: string;
+  output: OutputShape;
+  persistent: boolean;
+}
+
+export interface Allow {
+  commands: Record<string, CommandSpec>;
+  net: string[];
+}
+
+export interface ToolManifest {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  exposeAsTool: boolean;
+  timeoutMs?: number;
+  allow: Allow;
+}
+
+export class ManifestError extends Error {
+  override name = 'ManifestError';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseCommand(tool: string, name: string, v: unknown): CommandSpec {
+  const where = `tool "${tool}": allow.commands.${name}`;
+  if (typeof v === 'string') return { run: v, env: [], output: 'text', persistent: false };
+  if (!isObject(v)) throw new ManifestError(`${where} must be a shell string or a spec object`);
+  const known = ['run', 'timeoutMs', 'env', 'cwd', 'output', 'persistent'];
+  for (const k of Object.keys(v)) if (!known.includes(k)) throw new ManifestError(`${where} has an unknown field "${k}"`);
+  const run = v.run;
+  const runOk = typeof run === 'string' || (Array.isArray(run) && run.length > 0 && run.every((a) => typeof a === 'string'));
+  if (!runOk) throw new ManifestError(`${where}.run must be a string or a non-empty array of strings`);
+  if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`${where}.timeoutMs must be a positive number`);
+  const env = v.env ?? [];
+  if (!Array.isArray(env) || !env.every((e) => typeof e === 'string')) throw new ManifestError(`${where}.env must be an array of variable names`);
+  if (v.cwd !== undefined && typeof v.cwd !== 'string') throw new ManifestError(`${where}.cwd must be a string`);
+  const output = v.output ?? 'text';
+  if (output !== 'text' && output !== 'json' && output !== 'lines') throw new ManifestError(`${where}.output must be "text", "json" or "lines"`);
+  if (v.persistent !== undefined && typeof v.persistent !== 'boolean') throw new ManifestError(`${where}.persistent must be a boolean`);
+  return { run: run as string | string[], timeoutMs: v.timeoutMs as number | undefined, env, cwd: v.cwd as string | undefined, output, persistent: v.persistent === true };
+}
+
+function parseAllow(tool: string, v: unknown): Allow {
+  if (v === undefined) return { commands: {}, net: [] };
+  if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
+  for (const k of Object.keys(v)) {
+    if (!['commands', 'exec', 'net'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k} is not a capability kiln knows (commands, exec, net)`);
+  }
+  if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
+  const cmds = v.commands ?? v.exec ?? {};
+  if (!isObject(cmds)) throw new ManifestError(`tool "${tool}": allow.commands must be an object of name → command`);
+  const commands: Record<string, CommandSpec> = {};
+  for (const [name, spec] of Object.entries(cmds)) commands[name] = parseCommand(tool, name, spec);
+  const net = v.net ?? [];
+  if (!Array.isArray(net) || !net.every((h) => typeof h === 'string' && h.length > 0)) throw new ManifestError(`tool "${tool}": allow.net must be an array of host names`);
+  return { commands, net };
+}
+
+const schemaChecker = new Ajv({ strict: false, allErrors: true });
+
+function parseTool(v: unknown): ToolManifest {
+  if (!isObject(v)) throw new ManifestError('a tool manifest must be an object');
+  const name = v.name;
+  if (typeof name !== 'string' || name.trim() === '') throw new ManifestError('a tool name must be a non-empty string');
+  if (v.description !== undefined && typeof v.description !== 'string') throw new ManifestError(`tool "${name}": description must be a string`);
+  if (v.inputSchema !== undefined) {
+    if (!isObject(v.inputSchema)) throw new ManifestError(`tool "${name}": inputSchema must be a JSON Schema object`);
+    if (!schemaChecker.validateSchema(v.inputSchema)) {
+      throw new ManifestError(`tool "${name}": inputSchema is not a valid JSON Schema: ${schemaChecker.errorsText(schemaChecker.errors)}`);
+    }
+  }
+  if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
+  return {
+    name,
+    description: v.description as string | undefined,
+    inputSchema: v.inputSchema as Record<string, unknown> | undefined,
+    exposeAsTool: v.exposeAsTool === true,
+    timeoutMs: v.timeoutMs as number | undefined,
+    allow: parseAllow(name, v.allow),
+  };
+}
+
+/** Validate a list of tool manifests; names must be unique within the list. */
+export function parseTools(v: unknown): ToolManifest[] {
+  if (!Array.isArray(v)) throw new ManifestError('tools must be an array');
+  const tools = v.map(parseTool);
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.name)) throw new ManifestError(`a tool named "${t.name}" is defined twice`);
+    seen.add(t.name);
+  }
+  return tools;
+}

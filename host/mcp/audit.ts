@@ -1,0 +1,36 @@
+// The built-in `kiln_extensions` tool: everything loaded, for security review before deploying a server.
+import type { Registry } from '../registry.js';
+
+export const AUDIT_TOOL = {
+  name: 'kiln_extensions',
+  description: 'List every loaded extension file: its tools, exposure, timeouts, declared capabilities, and artifact and engine hashes.',
+  inputSchema: {
+    type: 'object' as const,
+    properties: { include_schema: { type: 'boolean', description: "include each tool's inputSchema" } },
+    additionalProperties: false,
+  },
+};
+
+export function auditReport(registry: Registry, includeSchema: boolean): unknown {
+  return {
+    engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
+    extensions: registry.extensions.map((ext) => ({
+      file: ext.file,
+      kind: ext.kind,
+      artifactSha256: ext.artifact.sha256,
+      engine: ext.artifact.manifest.engine,
+      source: ext.artifact.manifest.source,
+      tools: ext.artifact.manifest.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        exposeAsTool: t.exposeAsTool,
+        loaded: registry.tools.get(t.name)?.extension === ext,
+        timeoutMs: t.timeoutMs ?? null,
+        allow: t.allow,
+        ...(includeSchema ? { inputSchema: t.inputSchema ?? null } : {}),
+      })),
+    })),
+    failures: registry.failures,
+    warnings: registry.warnings,
+  };
+}

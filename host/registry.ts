@@ -1,0 +1,129 @@
+// The loaded extensions and their tools, and calling a tool in a session.
+//
+// One bad file never stops the others: its failure is recorded and reported, the rest load.
+// Tool names are unique across everything loaded; a later duplicate, or a name that collides with a
+// built-in tool, is not exposed and is reported.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { openArtifact, type OpenArtifact } from './artifact.js';
+import { Builder } from './build/artifact.js';
+import { performOp } from './capabilities/index.js';
+import { discover } from './discovery.js';
+import type { Engine } from './engine/engine.js';
+import { InvalidArgumentsError, KilnError, PermissionError, ToolError } from './errors.js';
+import type { ToolManifest } from './manifest.js';
+import { Session } from './session.js';
+
+export const BUILTIN_TOOLS = ['kiln_extensions', 'run_script'];
+
+export interface LoadedExtension {
+  file: string;
+  /** "source" when compiled on the fly, "artifact" when loaded from a .wasm file. */
+  kind: 'source' | 'artifact';
+  artifact: OpenArtifact;
+}
+
+export interface ToolEntry {
+  manifest: ToolManifest;
+  extension: LoadedExtension;
+  validate?: ValidateFunction;
+}
+
+/** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
+function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
+  const m = ext.artifact.manifest.tools.find((t) => t.name === tool);
+  if (!m) throw new PermissionError(`tool "${tool}" is not in the manifest of ${ext.file}`);
+  return m;
+}
+
+export class TimeoutError extends KilnError {
+  override name = 'TimeoutError';
+}
+
+export class Registry {
+  readonly extensions: LoadedExtension[] = [];
+  readonly failures: { file: string; error: string }[] = [];
+  readonly warnings: string[] = [];
+  readonly tools = new Map<string, ToolEntry>();
+  private readonly builder: Builder;
+  private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
+  private readonly ajv = new Ajv({ strict: false, allErrors: true });
+
+  constructor(readonly engine: Engine) {
+    this.builder = new Builder(engine);
+  }
+
+  async load(paths: string[]): Promise<void> {
+    for (const file of discover(paths)) {
+      try {
+        this.add(await this.open(file));
+      } catch (e) {
+        if (!(e instanceof KilnError)) throw e;
+        this.failures.push({ file, error: e.message });
+      }
+    }
+  }
+
+  private async open(file: string): Promise<LoadedExtension> {
+    const bytes = readFileSync(file);
+    if (extname(file) === '.wasm') return { file, kind: 'artifact', artifact: await openArtifact(file, bytes, this.engine) };
+    const key = createHash('sha256').update(file).update('\0').update(bytes).digest('hex');
+    let built = this.cache.get(key);
+    if (!built) {
+      built = (await this.builder.build(file)).bytes;
+      this.cache.set(key, built);
+    }
+    return { file, kind: 'source', artifact: await openArtifact(file, built, this.engine) };
+  }
+
+  private add(ext: LoadedExtension): void {
+    this.extensions.push(ext);
+    for (const manifest of ext.artifact.manifest.tools) {
+      const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;
+      if (clash) {
+        this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by ${clash}`);
+        continue;
+      }
+      const validate = manifest.inputSchema ? this.ajv.compile(manifest.inputSchema) : undefined;
+      this.tools.set(manifest.name, { manifest, extension: ext, validate });
+    }
+  }
+
+  /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller. */
+  async call(session: Session, name: string, args: unknown): Promise<unknown> {
+    const entry = this.tools.get(name);
+    if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
+    if (entry.validate && !entry.validate(args ?? {})) {
+      throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${this.ajv.errorsText(entry.validate.errors, { dataVar: 'args' })}`);
+    }
+    const instance = await session.instanceFor(entry.extension, (inv, kind, request) =>
+      performOp(kind, inv, request, {
+        tool: ownManifest(entry.extension, inv.tool),
+        callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
+      }),
+    );
+    const run = instance.invoke(name, args ?? {});
+    const mapped = run.catch((e) => {
+      if (e instanceof ToolError && entry.extension.artifact.mapper) {
+        const m = entry.extension.artifact.mapper;
+        throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
+      }
+      throw e;
+    });
+    if (!entry.manifest.timeoutMs) return mapped;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        session.discard(entry.extension, `tool "${name}" exceeded its timeoutMs`);
+        reject(new TimeoutError(`tool "${name}" did not finish within its timeoutMs (${entry.manifest.timeoutMs} ms); the session's guest was reset`));
+      }, entry.manifest.timeoutMs);
+    });
+    try {
+      return await Promise.race([mapped, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,36 @@
+// Mapping guest stack traces back to the extension's own files. QuickJS reports `file:line` of the bundle
+// (it has no columns), so each bundle line maps to the first original position on it.
+import { decodedMappings, TraceMap, type SourceMapInput } from '@jridgewell/trace-mapping';
+
+export const BUNDLE_PREFIX = 'bundle:';
+
+export class StackMapper {
+  private readonly trace: TraceMap;
+  constructor(private readonly bundleName: string, map: SourceMapInput) {
+    this.trace = new TraceMap(map);
+  }
+
+  /** The original `source:line` of a bundle line, if the map knows it. */
+  original(line: number): { source: string; line: number } | undefined {
+    const segments = decodedMappings(this.trace)[line - 1] ?? [];
+    for (const seg of segments) {
+      if (seg.length >= 4) return { source: this.trace.sources[seg[1]!] ?? '?', line: seg[2]! + 1 };
+    }
+    return undefined;
+  }
+
+  /** `text` with every `bundle:<name>:<line>` replaced by the original `source:line`. */
+  rewrite(text: string): string {
+    const escaped = (BUNDLE_PREFIX + this.bundleName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return text.replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (whole, line) => {
+      const o = this.original(Number(line));
+      return o ? `${o.source}:${o.line}` : whole;
+    });
+  }
+
+  /** The first original location named in `text`. */
+  firstLocation(text: string): string | undefined {
+    const m = /\(([^()\s]+:\d+)\)/.exec(this.rewrite(text));
+    return m?.[1];
+  }
+}

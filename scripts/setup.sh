@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc and
+# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the engine build.
+# `npm test`, `npm run demo` and `npm run bench` run it first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v clang >/dev/null 2>&1 || need+=(clang)
+command -v wasm-ld >/dev/null 2>&1 || need+=(lld)
+[ -f /usr/include/wasm32-wasi/stdlib.h ] || need+=(wasi-libc)
+compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a' >/dev/null || need+=(libclang-rt-14-dev-wasm32)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "[setup] installing Debian packages: ${need[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >&2
+fi
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "[setup] npm ci" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+npx --no-install tsc -p tsconfig.json >&2
+node scripts/build-engine.mjs >&2
