@@ -19,18 +19,21 @@ export class StackMapper {
     return undefined;
   }
 
-  /** `text` with every `bundle:<name>:<line>` replaced by the original `source:line`. */
+  /** `text` with every `bundle:<name>:<line>` replaced by the original `source:line`, and kiln's own prelude
+   *  frames left out (they are the API's insides, not the author's code). */
   rewrite(text: string): string {
     const escaped = (BUNDLE_PREFIX + this.bundleName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return text.replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (whole, line) => {
+    return text.split('\n').filter((l) => !/^\s+at .*\(kiln:prelude[:)]/.test(l)).join('\n').replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (whole, line) => {
       const o = this.original(Number(line));
       return o ? `${o.source}:${o.line}` : whole;
     });
   }
 
-  /** The first original location named in `text`. */
+  /** The original location of the first stack frame in the extension's own code. */
   firstLocation(text: string): string | undefined {
-    const m = /\(([^()\s]+:\d+)\)/.exec(this.rewrite(text));
-    return m?.[1];
+    const escaped = (BUNDLE_PREFIX + this.bundleName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`${escaped}:(\\d+)`).exec(text);
+    const o = m && this.original(Number(m[1]));
+    return o ? `${o.source}:${o.line}` : undefined;
   }
 }

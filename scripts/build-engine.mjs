@@ -37,6 +37,10 @@ const PATCHES = [
     file: 'quickjs.c', count: 2,
     from: '#elif defined(EMSCRIPTEN)\n',
     to: '#elif defined(EMSCRIPTEN) || defined(__wasi__)\n' },
+  { // Stack overflow is a RangeError in the language everyone else implements (V8's wording).
+    file: 'quickjs.c', count: 1,
+    from: 'return JS_ThrowInternalError(ctx, "stack overflow");',
+    to: 'return JS_ThrowRangeError(ctx, "Maximum call stack size exceeded");' },
 ];
 
 const QJS_SOURCES = ['quickjs.c', 'libregexp.c', 'libunicode.c', 'cutils.c', 'libbf.c'];

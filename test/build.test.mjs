@@ -1,0 +1,96 @@
+// `kiln build` and `kiln inspect`: the pipeline from source to sealed artifact.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fixtures, kiln, root, tempDir } from './helpers.mjs';
+
+const sha = (f) => createHash('sha256').update(readFileSync(f)).digest('hex');
+
+test('kiln build prints the sha256 of a byte-for-byte reproducible artifact', async (t) => {
+  const a = tempDir(t), b = tempDir(t);
+  // the same source under another directory, built from another working directory
+  mkdirSync(join(b, 'nested', 'deeper'), { recursive: true });
+  copyFileSync(join(root, 'extensions/hello.ts'), join(b, 'nested', 'deeper', 'hello.ts'));
+  const r1 = await kiln(['build', join(root, 'extensions/hello.ts'), '-o', join(a, 'hello.wasm')]);
+  const r2 = await kiln(['build', 'nested/deeper/hello.ts', '-o', 'out.wasm'], { cwd: b });
+  assert.equal(r1.code, 0, r1.stderr);
+  assert.equal(r2.code, 0, r2.stderr);
+  const h1 = sha(join(a, 'hello.wasm'));
+  assert.equal(r1.stdout.trim(), `${h1}  ${join(a, 'hello.wasm')}`);
+  assert.equal(sha(join(b, 'out.wasm')), h1);
+});
+
+test('kiln inspect shows tools, schemas, capabilities and the engine, without running anything', async (t) => {
+  const dir = tempDir(t);
+  await kiln(['build', join(fixtures, 'good/probe.ts'), '-o', join(dir, 'probe.wasm')]);
+  const r = await kiln(['inspect', join(dir, 'probe.wasm')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /engine +[0-9a-f]{64} \(matches this host\)/);
+  assert.match(r.stdout, /probe\.undeclared {2}\[MCP tool\]/);
+  assert.match(r.stdout, /echo: \["echo","\$\{word\}"\]/);
+  const json = JSON.parse((await kiln(['inspect', '--json', join(dir, 'probe.wasm')])).stdout);
+  const counted = json.tools.find((x) => x.name === 'probe.counted');
+  assert.deepEqual(counted.inputSchema.required, ['n']);
+  assert.equal(json.tools.find((x) => x.name === 'probe.loop').timeoutMs, 200);
+});
+
+const brokenCases = [
+  ['syntax.ts', /syntax\.ts:4:\d+: .*Unexpected token/i],
+  ['duplicate.ts', /duplicate\.ts:7: TypeError: defineTool: a tool named "broken\.dup" is already defined/],
+  ['toplevel.ts', /toplevel\.ts:5: TypeError: cannot read property 'port' of undefined/],
+  ['blank.ts', /blank\.ts:1: TypeError: defineTool: `name` must be a non-empty string/],
+  ['builtin.ts', /cannot import "node:fs".*no Node builtins/],
+  ['badschema.ts', /tool "broken\.schema": inputSchema is not a valid JSON Schema/],
+];
+
+for (const [file, expected] of brokenCases) {
+  test(`a broken extension fails alone with a pointed message: ${file}`, async (t) => {
+    const dir = tempDir(t);
+    const r = await kiln(['build', join(fixtures, 'broken', file), join(root, 'extensions/hello.ts'), '--out-dir', dir]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, expected);
+    assert.match(r.stdout, /[0-9a-f]{64} {2}.*hello\.wasm/, 'the good file next to it still built');
+  });
+}
+
+test('relative imports and node_modules packages are bundled and tree-shaken', async (t) => {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'lib'));
+  mkdirSync(join(dir, 'node_modules/shout'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules/shout/package.json'), JSON.stringify({ name: 'shout', version: '1.0.0', main: 'index.js' }));
+  writeFileSync(join(dir, 'node_modules/shout/index.js'), 'module.exports = function shout(s) { return s.toUpperCase() + "!"; };\nmodule.exports.unused = function unusedHelper() { return "never"; };\n');
+  writeFileSync(join(dir, 'lib/greet.ts'), 'export const greet = (n: string): string => `hi ${n}`;\nexport const dead = (): string => "DEAD_CODE_MARKER";\n');
+  writeFileSync(join(dir, 'main.ts'), "import shout from 'shout';\nimport { greet } from './lib/greet';\ndefineTool({ name: 'imp.go', exposeAsTool: true, handler: () => shout(greet('kiln')) });\n");
+  const r = await kiln(['build', join(dir, 'main.ts'), '-o', join(dir, 'main.wasm')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(!readFileSync(join(dir, 'main.wasm')).includes('DEAD_CODE_MARKER'), 'unused exports are tree-shaken');
+});
+
+test('an artifact built for another engine, or tampered with, is refused with a clear error', async (t) => {
+  const dir = tempDir(t);
+  const good = join(dir, 'hello.wasm');
+  assert.equal((await kiln(['build', join(root, 'extensions/hello.ts'), '-o', good])).code, 0);
+  const bytes = readFileSync(good);
+  // 1. a manifest that names another engine
+  const engineId = JSON.parse(readFileSync(join(root, 'build/engine/engine.json'), 'utf8')).id;
+  const other = Buffer.from(bytes.toString('latin1').replace(engineId, 'f'.repeat(64)), 'latin1');
+  writeFileSync(join(dir, 'other-engine.wasm'), other);
+  // 2. one byte of engine code changed (inside the main core module, far from the image and manifest)
+  const tampered = Buffer.from(bytes);
+  tampered[200_000] ^= 0xff;
+  writeFileSync(join(dir, 'tampered.wasm'), tampered);
+  // 3. not a component at all
+  writeFileSync(join(dir, 'junk.wasm'), 'not wasm');
+  for (const [name, expected] of [
+    ['other-engine.wasm', /built for engine ffffffffffff…, but this host runs engine/],
+    ['tampered.wasm', /not built for this engine: its code differs from this host's engine/],
+    ['junk.wasm', /not a WebAssembly component/],
+  ]) {
+    const r = await kiln(['mcp', join(dir, name)], { env: {} , cwd: dir });
+    // kiln mcp keeps serving; with stdin closed it exits at once. The failure is reported on stderr.
+    assert.match(r.stderr, expected, name);
+    assert.match(r.stderr, /serving 0 tool\(s\)/, name);
+  }
+});

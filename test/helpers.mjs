@@ -1,0 +1,52 @@
+// Shared test utilities: run the real CLI, connect a real MCP client over stdio.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const kilnBin = join(root, 'bin/kiln.js');
+export const fixtures = join(root, 'test/fixtures');
+
+/** Run `kiln ...args`; resolves with { code, stdout, stderr } whatever the exit code. */
+export function kiln(args, opts = {}) {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [kilnBin, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, maxBuffer: 1 << 24, timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr }));
+    child.stdin.end(opts.input ?? ''); // a closed stdin: `kiln mcp` exits when it sees it
+  });
+}
+
+export function tempDir(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-test-'));
+  t?.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A real MCP client connected to `kiln mcp ...args` over stdio. */
+export async function mcp(t, args, opts = {}) {
+  const stderr = [];
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [kilnBin, 'mcp', ...args],
+    cwd: opts.cwd ?? root,
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (d) => stderr.push(String(d)));
+  const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  await client.connect(transport);
+  t?.after(() => client.close());
+  return { client, transport, stderr: () => stderr.join('') };
+}
+
+/** Call a tool and return { isError, text, json }. */
+export async function call(client, name, args = {}, meta) {
+  const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
+  const text = res.content.map((c) => c.text).join('\n');
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { isError: res.isError === true, text, json };
+}

@@ -1,0 +1,130 @@
+// `kiln mcp` through a real MCP client over stdio.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { call, fixtures, kiln, kilnBin, mcp, root, tempDir } from './helpers.mjs';
+
+test('tools/list shows exposed tools with their schemas, plus the audit tool', async (t) => {
+  const { client } = await mcp(t, ['extensions/', `${fixtures}/good/ferridriver-style.js`]);
+  const { tools } = await client.listTools();
+  const names = tools.map((x) => x.name);
+  assert.ok(names.includes('kiln_extensions'));
+  assert.ok(names.includes('hello.greet'));
+  assert.ok(names.includes('compat.echo'), 'an extension written to the ferridriver contract loads unchanged');
+  const greet = tools.find((x) => x.name === 'hello.greet');
+  assert.equal(greet.description, 'Greet someone by name');
+  assert.deepEqual(greet.inputSchema.properties.name, { type: 'string', description: 'who to greet' });
+});
+
+test('tools that are not exposeAsTool are callable from plugins but not over MCP', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'hidden.ts'), `
+defineTool({ name: 'x.helper', handler: ({ args }) => args.n * 2 });
+defineTool({ name: 'x.public', exposeAsTool: true, handler: async ({ args }) => ({ doubled: await plugins['x.helper']({ n: args.n }) }) });
+`);
+  const { client } = await mcp(t, [dir]);
+  const names = (await client.listTools()).tools.map((x) => x.name);
+  assert.ok(!names.includes('x.helper'));
+  assert.deepEqual((await call(client, 'x.public', { n: 21 })).json, { doubled: 42 });
+  const hidden = await call(client, 'x.helper', { n: 1 });
+  assert.equal(hidden.isError, true);
+  assert.match(hidden.text, /no tool named "x.helper" is exposed/);
+});
+
+test('arguments are validated before the handler runs; the handler is never entered on a mismatch', async (t) => {
+  const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
+  const bad = await call(client, 'probe.counted', { n: 'three' });
+  assert.equal(bad.isError, true);
+  assert.match(bad.text, /^InvalidArgumentsError: arguments for "probe.counted" do not match its inputSchema: args\/n must be integer/);
+  const extra = await call(client, 'probe.counted', { n: 1, evil: true });
+  assert.equal(extra.isError, true);
+  assert.equal((await call(client, 'probe.count')).json.count, 0, 'the handler did not run');
+  assert.deepEqual((await call(client, 'probe.counted', { n: 3 })).json, { n: 3, count: 1 });
+});
+
+test('a handler that throws is an isError result: message first, source-mapped stack after', async (t) => {
+  const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
+  const r = await call(client, 'probe.throws');
+  assert.equal(r.isError, true);
+  const [first, ...rest] = r.text.split('\n');
+  assert.equal(first, 'RangeError: the probe failed on purpose');
+  assert.match(rest.join('\n'), /at handler \(probe\.ts:60\)/);
+});
+
+test('a capability the tool did not declare is refused on the host side', async (t) => {
+  const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
+  const r = await call(client, 'probe.undeclared', { name: 'rm' });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /^PermissionError: tool "probe.undeclared" did not declare a command named "rm" in allow.commands \(it declares: echo\)/);
+});
+
+test('sessions from _meta.session keep separate state', async (t) => {
+  const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
+  assert.equal((await call(client, 'probe.state', {}, { session: 'a' })).json.calls, 1);
+  assert.equal((await call(client, 'probe.state', {}, { session: 'a' })).json.calls, 2);
+  assert.equal((await call(client, 'probe.state', {}, { session: 'b' })).json.calls, 1);
+  const bad = await call(client, 'probe.state', {}, { session: 'no spaces allowed' });
+  assert.equal(bad.isError, true);
+  assert.match(bad.text, /session name .* must be/);
+});
+
+test('kiln_extensions audits every loaded file, its tools, capabilities and hashes; failures are listed', async (t) => {
+  const { client } = await mcp(t, [`${fixtures}/good/probe.ts`, `${fixtures}/broken/duplicate.ts`, 'extensions/hello.ts']);
+  const plain = (await call(client, 'kiln_extensions')).json;
+  assert.match(plain.engine.id, /^[0-9a-f]{64}$/);
+  const probe = plain.extensions.find((e) => e.file.endsWith('probe.ts'));
+  assert.match(probe.artifactSha256, /^[0-9a-f]{64}$/);
+  assert.equal(probe.engine, plain.engine.id);
+  const undeclared = probe.tools.find((x) => x.name === 'probe.undeclared');
+  assert.deepEqual(undeclared.allow.commands.echo.run, ['echo', '${word}']);
+  assert.equal(probe.tools.find((x) => x.name === 'probe.loop').timeoutMs, 200);
+  assert.equal(undeclared.inputSchema, undefined);
+  assert.equal(plain.failures.length, 1);
+  assert.match(plain.failures[0].error, /duplicate\.ts:7/);
+  const withSchema = (await call(client, 'kiln_extensions', { include_schema: true })).json;
+  const counted = withSchema.extensions.find((e) => e.file.endsWith('probe.ts')).tools.find((x) => x.name === 'probe.counted');
+  assert.deepEqual(counted.inputSchema.required, ['n']);
+});
+
+test('a name taken by another extension or a built-in is not exposed twice', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'a.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'a' });");
+  writeFileSync(join(dir, 'b.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'b' });\ndefineTool({ name: 'kiln_extensions', exposeAsTool: true, handler: () => 'fake' });");
+  const { client, stderr } = await mcp(t, [dir]);
+  assert.equal((await call(client, 'dup.tool')).json, 'a');
+  assert.ok(Array.isArray((await call(client, 'kiln_extensions')).json.extensions), 'the built-in audit tool cannot be shadowed');
+  assert.match(stderr(), /tool "dup.tool" is not loaded: the name is taken by .*a\.ts/);
+});
+
+test('kiln.toml lists the extensions to load', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'kiln.toml'), `extensions = ["${join(root, 'extensions')}"]\n`);
+  const { client } = await mcp(t, [], { cwd: dir });
+  assert.equal((await call(client, 'hello.greet', { name: 'toml' })).json.message, 'Hello, toml!');
+  const broken = tempDir(t);
+  writeFileSync(join(broken, 'kiln.toml'), 'extensions = [1, 2');
+  const r = await kiln(['mcp'], { cwd: broken });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /kiln\.toml: not valid TOML/);
+});
+
+test('stdout carries only protocol, and the server exits when stdin closes', async () => {
+  const child = spawn(process.execPath, [kilnBin, 'mcp', 'extensions/'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  send({ method: 'notifications/initialized' });
+  send({ id: 2, method: 'tools/call', params: { name: 'hello.greet', arguments: { name: 'raw' } } });
+  await new Promise((resolve) => {
+    const check = () => (out.includes('"id":2') ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  child.stdin.end();
+  const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 5000))]);
+  assert.equal(code, 0);
+  for (const line of out.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `non-protocol output on stdout: ${line}`);
+});
