@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// `npm run demo`: build the example extensions into sealed artifacts, inspect one, then serve them with
+// `kiln mcp` and drive a short MCP session over stdio, printing every call.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const kiln = join(root, 'bin/kiln.js');
+const out = join(root, 'build/demo');
+const say = (s = '') => process.stdout.write(s + '\n');
+const sh = (args) => execFileSync(process.execPath, [kiln, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+
+mkdirSync(out, { recursive: true });
+const sources = readdirSync(join(root, 'extensions')).filter((f) => /\.(ts|js|mjs)$/.test(f)).map((f) => `extensions/${f}`);
+say(`$ kiln build ${sources.join(' ')} --out-dir build/demo`);
+say(sh(['build', ...sources, '--out-dir', out]).replaceAll(root + '/', ''));
+say('$ kiln inspect build/demo/hello.wasm');
+say(sh(['inspect', join(out, 'hello.wasm')]).replaceAll(root + '/', ''));
+
+say('$ kiln mcp build/demo/   (driven by an MCP client over stdio)');
+const client = new Client({ name: 'kiln-demo', version: '0.1.0' });
+await client.connect(new StdioClientTransport({ command: process.execPath, args: [kiln, 'mcp', out], cwd: root, stderr: 'ignore' }));
+const { tools } = await client.listTools();
+say(`→ tools/list\n← ${tools.map((t) => t.name).join(', ')}`);
+
+async function show(name, args, meta) {
+  const t0 = performance.now();
+  const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
+  const ms = (performance.now() - t0).toFixed(1);
+  let text = res.content.map((c) => c.text).join('\n');
+  if (text.length > 400) text = text.slice(0, 400) + ' …';
+  say(`→ tools/call ${name} ${JSON.stringify(args)}${meta ? ` _meta=${JSON.stringify(meta)}` : ''}`);
+  say(`← ${res.isError ? 'isError ' : ''}${text}   (${ms} ms)`);
+}
+
+await show('hello.greet', { name: 'kiln' });
+await show('hello.greet', { name: 42 });
+await show('notes.add', { text: 'Fire the clay at 1200 °C' });
+await show('notes.add', { text: 'Glaze after bisque' });
+await show('notes.list', {});
+await show('notes.list', {}, { session: 'someone-else' });
+await show('kiln_extensions', {});
+await client.close();
+say('\ndone: the same artifacts, their hashes and capabilities are what `kiln_extensions` reports.');
