@@ -3,7 +3,7 @@
 // The host never takes a manifest on trust: whether it comes from running the guest at build time or from
 // an artifact's `kiln-manifest` section, it goes through `parseTools`, which checks every field and
 // normalises `allow` (the `exec` alias becomes `commands`). Policy is computed from the result only.
-import { Ajv } from 'ajv';
+// Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -71,8 +71,6 @@ function parseAllow(tool: string, v: unknown): Allow {
   return { commands, net };
 }
 
-const schemaChecker = new Ajv({ strict: false, allErrors: true });
-
 function parseTool(v: unknown): ToolManifest {
   if (!isObject(v)) throw new ManifestError('a tool manifest must be an object');
   const name = v.name;
@@ -80,9 +78,6 @@ function parseTool(v: unknown): ToolManifest {
   if (v.description !== undefined && typeof v.description !== 'string') throw new ManifestError(`tool "${name}": description must be a string`);
   if (v.inputSchema !== undefined) {
     if (!isObject(v.inputSchema)) throw new ManifestError(`tool "${name}": inputSchema must be a JSON Schema object`);
-    if (!schemaChecker.validateSchema(v.inputSchema)) {
-      throw new ManifestError(`tool "${name}": inputSchema is not a valid JSON Schema: ${schemaChecker.errorsText(schemaChecker.errors)}`);
-    }
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
   return {

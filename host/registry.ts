@@ -6,14 +6,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import { Builder } from './build/artifact.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import { InvalidArgumentsError, KilnError, PermissionError, ToolError } from './errors.js';
-import type { ToolManifest } from './manifest.js';
+import { ManifestError, type ToolManifest } from './manifest.js';
+import { argsValidator } from './schema.js';
 import { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'run_script'];
@@ -28,7 +28,8 @@ export interface LoadedExtension {
 export interface ToolEntry {
   manifest: ToolManifest;
   extension: LoadedExtension;
-  validate?: ValidateFunction;
+  /** Why arguments do not match the tool's inputSchema, or undefined. */
+  validate?: (args: unknown) => string | undefined;
 }
 
 /** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
@@ -49,7 +50,6 @@ export class Registry {
   readonly tools = new Map<string, ToolEntry>();
   private readonly builder: Builder;
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
-  private readonly ajv = new Ajv({ strict: false, allErrors: true });
 
   constructor(readonly engine: Engine) {
     this.builder = new Builder(engine);
@@ -58,10 +58,11 @@ export class Registry {
   async load(paths: string[]): Promise<void> {
     for (const file of discover(paths)) {
       try {
-        this.add(await this.open(file));
+        await this.add(await this.open(file));
       } catch (e) {
-        if (!(e instanceof KilnError)) throw e;
-        this.failures.push({ file, error: e.message });
+        if (e instanceof ManifestError) this.failures.push({ file, error: `${file}: ${e.message}` });
+        else if (e instanceof KilnError) this.failures.push({ file, error: e.message });
+        else throw e;
       }
     }
   }
@@ -78,16 +79,16 @@ export class Registry {
     return { file, kind: 'source', artifact: await openArtifact(file, built, this.engine) };
   }
 
-  private add(ext: LoadedExtension): void {
+  private async add(ext: LoadedExtension): Promise<void> {
+    const validators = await Promise.all(ext.artifact.manifest.tools.map(argsValidator));
     this.extensions.push(ext);
-    for (const manifest of ext.artifact.manifest.tools) {
+    for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
       const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;
       if (clash) {
         this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by ${clash}`);
         continue;
       }
-      const validate = manifest.inputSchema ? this.ajv.compile(manifest.inputSchema) : undefined;
-      this.tools.set(manifest.name, { manifest, extension: ext, validate });
+      this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i] });
     }
   }
 
@@ -95,9 +96,8 @@ export class Registry {
   async call(session: Session, name: string, args: unknown): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
-    if (entry.validate && !entry.validate(args ?? {})) {
-      throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${this.ajv.errorsText(entry.validate.errors, { dataVar: 'args' })}`);
-    }
+    const mismatch = entry.validate?.(args ?? {});
+    if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
     const instance = await session.instanceFor(entry.extension, (inv, kind, request) =>
       performOp(kind, inv, request, {
         tool: ownManifest(entry.extension, inv.tool),

@@ -3,10 +3,14 @@
 // The engine's core module reaches WASI only through the preview1 adapter, and after dead-code removal
 // it asks for just stdio, terminals, clocks and the filesystem preopens. We give it: stdio that goes
 // to the instance's log sink (never to the host's stdout, which carries the MCP protocol), no terminal,
-// no preopened directory, and the real clocks. preview2-shim provides the clocks and the resource classes
-// the bindings check against; we do not use its stdio, environment, exit or preopens, whose defaults
-// would hand the guest the host's stdout, environment, process.exit and (in old versions) filesystem.
-import { clocks, filesystem } from '@bytecodealliance/preview2-shim';
+// no preopened directory, and the real clocks.
+//
+// All of it is implemented here rather than taken from preview2-shim: the shim's stdio, environment, exit
+// and preopens default to the host's stdout, environment, process.exit and (in old versions) filesystem;
+// its filesystem module brings node:fs into reach for a guest that, with no preopens, can never hold a
+// descriptor; and even its clocks module loads its worker I/O, ~27 ms of every cold start for two
+// functions that read hrtime and Date.
+import { hrtime } from 'node:process';
 
 export type StdioSink = (stream: 'stdout' | 'stderr', text: string) => void;
 
@@ -41,6 +45,18 @@ class OutputStream {
   blockingFlush(): void {}
 }
 
+const monotonicClock = { now: (): bigint => hrtime.bigint(), resolution: (): bigint => 1n };
+const wallClock = {
+  now: () => {
+    const ms = Date.now();
+    return { seconds: BigInt(Math.floor(ms / 1000)), nanoseconds: (ms % 1000) * 1_000_000 };
+  },
+  resolution: () => ({ seconds: 0n, nanoseconds: 1_000_000 }),
+};
+
+/** Never constructed: with no preopened directory there is no descriptor to hand out. */
+class Descriptor {}
+
 class TerminalInput {}
 class TerminalOutput {}
 
@@ -66,10 +82,10 @@ export function wasiImports(sink: StdioSink): Record<string, unknown> {
     'wasi:cli/terminal-stdin': { getTerminalStdin: () => undefined },
     'wasi:cli/terminal-stdout': { getTerminalStdout: () => undefined },
     'wasi:cli/terminal-stderr': { getTerminalStderr: () => undefined },
-    'wasi:clocks/monotonic-clock': clocks.monotonicClock,
-    'wasi:clocks/wall-clock': clocks.wallClock,
+    'wasi:clocks/monotonic-clock': monotonicClock,
+    'wasi:clocks/wall-clock': wallClock,
     'wasi:filesystem/preopens': { getDirectories: () => [] },
-    'wasi:filesystem/types': filesystem.types,
+    'wasi:filesystem/types': { Descriptor, filesystemErrorCode: () => undefined },
     'wasi:io/error': { Error: IoError },
     'wasi:io/streams': { InputStream, OutputStream },
   };

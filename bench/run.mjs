@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// kiln's speed and size, against the targets and against peers measured in the same run.
+// `npm run bench`. Prints a table; nothing here asserts, because these machines are noisy.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { getQuickJS } from 'quickjs-emscripten';
+import { openArtifact } from '../dist/host/artifact.js';
+import { Engine } from '../dist/host/engine/engine.js';
+import { GuestInstance } from '../dist/host/engine/instance.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const kiln = join(root, 'bin/kiln.js');
+const out = join(root, 'build/bench');
+mkdirSync(out, { recursive: true });
+const artifactFile = join(out, 'hello.wasm');
+execFileSync(process.execPath, [kiln, 'build', join(root, 'extensions/hello.ts'), '-o', artifactFile], { stdio: 'ignore' });
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const fmtMs = (ms) => (ms >= 1 ? `${ms.toFixed(1)} ms` : `${(ms * 1000).toFixed(0)} µs`);
+const fmtUs = (us) => `${us.toFixed(1)} µs`;
+const fmtBytes = (b) => `${(b / 1024 / 1024).toFixed(2)} MB`;
+const rows = [];
+const row = (metric, value, target, peers = '') => rows.push([metric, value, target, peers]);
+const noopHost = { op: async () => null, vars: { get() {}, set() {}, delete: () => false, keys: () => [] }, log() {} };
+
+/** Per-iteration time of `fn` in µs: median of several batches. */
+async function perCall(fn, batch = 2000, batches = 9) {
+  for (let i = 0; i < batch; i++) await fn(); // warm up
+  const results = [];
+  for (let b = 0; b < batches; b++) {
+    const t = performance.now();
+    for (let i = 0; i < batch; i++) await fn();
+    results.push(((performance.now() - t) * 1000) / batch);
+  }
+  return median(results);
+}
+
+// ---- sizes ---------------------------------------------------------------------------------------
+const engineSize = statSync(join(root, 'build/engine/engine.wasm')).size;
+const artifactSize = statSync(artifactFile).size;
+row('engine component', fmtBytes(engineSize), '');
+row('artifact (hello, self-contained)', fmtBytes(artifactSize), '≤ 1.20 MB');
+
+// ---- cold start: a fresh process per sample ------------------------------------------------------
+const colds = [];
+for (let i = 0; i < 7; i++) {
+  colds.push(JSON.parse(execFileSync(process.execPath, [join(here, 'cold-start.mjs'), artifactFile], { encoding: 'utf8' })));
+}
+const cold = median(colds.map((c) => c.total));
+const pick = colds.find((c) => c.total === cold);
+row('cold start: artifact file → first result', fmtMs(cold), '≤ 25 ms',
+  `imports ${fmtMs(pick.imports)}, engine ${fmtMs(pick.engine)}, open ${fmtMs(pick.open)}, first call ${fmtMs(pick.firstCall)}`);
+
+// ---- in-process: new session and no-op call --------------------------------------------------------
+const engine = await Engine.load();
+const artifact = await openArtifact(artifactFile, readFileSync(artifactFile), engine);
+const newSession = async () => (await GuestInstance.create(engine, artifact.module, noopHost)).load({ host: 'mcp' });
+const sessionUs = await perCall(newSession, 50, 7);
+const quickjs = await getQuickJS();
+const qjsSessionUs = await perCall(() => { const rt = quickjs.newRuntime(); const ctx = rt.newContext(); ctx.dispose(); rt.dispose(); }, 50, 7);
+const vmSessionUs = await perCall(() => vm.createContext({}), 50, 7);
+row('new session on a loaded artifact', fmtMs(sessionUs / 1000), '≤ 3 ms',
+  `quickjs-emscripten runtime+context ${fmtMs(qjsSessionUs / 1000)}; node:vm context ${fmtMs(vmSessionUs / 1000)}`);
+
+const instance = await GuestInstance.create(engine, artifact.module, noopHost);
+instance.load({ host: 'mcp' });
+const noopUs = await perCall(() => instance.invoke('hello.noop', {}));
+const qrt = quickjs.newRuntime();
+const qctx = qrt.newContext();
+const qfn = qctx.unwrapResult(qctx.evalCode('(function noop(a) { return null; })'));
+const qjsCallUs = await perCall(() => {
+  const arg = qctx.newString('{}');
+  qctx.unwrapResult(qctx.callFunction(qfn, qctx.undefined, arg)).dispose();
+  arg.dispose();
+});
+const vmFn = vm.runInContext('(function noop(a) { return null; })', vm.createContext({}));
+const vmCallUs = await perCall(async () => vmFn({}));
+row('no-op tool call, in-process', fmtUs(noopUs), '≤ 20 µs',
+  `quickjs-emscripten sync call ${fmtUs(qjsCallUs)}; node:vm call ${fmtUs(vmCallUs)}`);
+
+// ---- over MCP stdio ----------------------------------------------------------------------------------
+async function mcpLatencies(command, args, tool) {
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' }));
+  for (let i = 0; i < 300; i++) await client.callTool({ name: tool, arguments: {} });
+  const lat = [];
+  for (let i = 0; i < 2000; i++) {
+    const t = performance.now();
+    await client.callTool({ name: tool, arguments: {} });
+    lat.push((performance.now() - t) * 1000);
+  }
+  await client.close();
+  return lat;
+}
+const kilnLat = await mcpLatencies(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop');
+const sdkLat = await mcpLatencies(process.execPath, [join(here, 'peers/mcp-noop-server.mjs')], 'noop');
+row('no-op tool call over MCP stdio (p50)', fmtUs(median(kilnLat)), '≤ 300 µs',
+  `bare MCP SDK server p50 ${fmtUs(median(sdkLat))}; kiln p99 ${fmtUs(pct(kilnLat, 0.99))}`);
+
+// ---- the table -------------------------------------------------------------------------------------
+const widths = [0, 1, 2, 3].map((i) => Math.max(...[['metric', 'kiln', 'target', 'peers, same run'], ...rows].map((r) => r[i].length)));
+const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+console.log(`kiln bench — node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+console.log(line(['metric', 'kiln', 'target', 'peers, same run']));
+console.log(line(widths.map((w) => '-'.repeat(w))));
+for (const r of rows) console.log(line(r));
