@@ -128,3 +128,31 @@ test('stdout carries only protocol, and the server exits when stdin closes', asy
   assert.equal(code, 0);
   for (const line of out.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `non-protocol output on stdout: ${line}`);
 });
+
+test('discovery is recursive and serves every source kind: .js .cjs .mjs .jsx .ts .cts .mts .tsx', async (t) => {
+  const dir = tempDir(t);
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(join(dir, 'deep/er'), { recursive: true });
+  const files = {
+    'a.js': "defineTool({ name: 'kind.js', exposeAsTool: true, handler: () => 'js' });",
+    'b.cjs': "const tag = require('./deep/tag.cjs');\ndefineTool({ name: 'kind.cjs', exposeAsTool: true, handler: () => tag });",
+    'deep/tag.cjs': "module.exports = 'cjs';",
+    'c.mjs': "export const x = 1;\ndefineTool({ name: 'kind.mjs', exposeAsTool: true, handler: () => 'mjs' });",
+    'd.jsx': "const React = { createElement: (t, p, ...c) => `<${t}>${c.join('')}</${t}>` };\ndefineTool({ name: 'kind.jsx', exposeAsTool: true, handler: () => <b>jsx</b> });",
+    'deep/er/e.ts': "const f = (s: string): string => s;\ndefineTool({ name: 'kind.ts', exposeAsTool: true, handler: () => f('ts') });",
+    'f.cts': "const g: string = 'cts';\ndefineTool({ name: 'kind.cts', exposeAsTool: true, handler: () => g });",
+    'g.mts': "enum Kind { Mts = 'mts' }\ndefineTool({ name: 'kind.mts', exposeAsTool: true, handler: () => Kind.Mts });",
+    'h.tsx': "const id = <T,>(x: T): T => x;\ndefineTool({ name: 'kind.tsx', exposeAsTool: true, handler: () => id('tsx') });",
+    'types.d.ts': 'declare const notAnExtension: number;',
+  };
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const { client, stderr } = await mcp(t, [dir]);
+  for (const kind of ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts', 'tsx']) {
+    assert.deepEqual(await call(client, `kind.${kind}`), { isError: false, text: JSON.stringify(kind), json: kind }, stderr());
+  }
+  assert.equal((await call(client, 'kind.jsx')).json, '<b>jsx</b>');
+  const audit = (await call(client, 'kiln_extensions')).json;
+  assert.equal(audit.failures.length, 0, JSON.stringify(audit.failures));
+  // deep/tag.cjs is loaded too (a file with no tools is still an extension); .d.ts files are not
+  assert.ok(!audit.extensions.some((e) => e.file.endsWith('.d.ts')));
+});

@@ -1,0 +1,104 @@
+// `kiln build`: extension source → rollup bundle → QuickJS bytecode (compiled inside the sandbox) → image
+// sealed into the engine → manifest extracted by running the top level once → custom sections.
+// The same source and engine give the same bytes anywhere: no absolute path, clock or randomness enters.
+import type { SourceMapInput } from '@jridgewell/trace-mapping';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactManifest } from '../artifact.js';
+import { encodeImage, sha256, type Engine } from '../engine/engine.js';
+import { GuestInstance, type InstanceHost } from '../engine/instance.js';
+import { concat, customSection } from '../engine/wasm-binary.js';
+import { ExtensionLoadError, KilnError, ToolError } from '../errors.js';
+import { ManifestError, parseTools } from '../manifest.js';
+import { argsValidator } from '../schema.js';
+import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
+import { bundle, BundleError } from './bundle.js';
+
+/** Nothing is granted while building: top-level code may only register tools. */
+const buildHost: InstanceHost = {
+  op: async () => {
+    throw new KilnError('capabilities are not available while an extension is being built');
+  },
+  vars: { get: () => undefined, set: () => {}, delete: () => false, keys: () => [] },
+  log: (level, message) => process.stderr.write(`[build ${level}] ${message}\n`),
+};
+
+export interface Built {
+  bytes: Uint8Array;
+  manifest: ArtifactManifest;
+}
+
+export class Builder {
+  private compiler?: GuestInstance;
+  constructor(readonly engine: Engine) {}
+
+  private async compile(source: string, name: string): Promise<Uint8Array> {
+    this.compiler ??= await GuestInstance.create(this.engine, this.engine.bareMain(), buildHost);
+    return this.compiler.compile(source, name, true);
+  }
+
+  /** Build one extension file. Every failure is an ExtensionLoadError naming the file and, where known, the line. */
+  async build(file: string): Promise<Built> {
+    const source = readFileSync(file);
+    const name = basename(file);
+    const fail = (msg: string) => new ExtensionLoadError(file, msg);
+    let b;
+    try {
+      b = await bundle(file);
+    } catch (e) {
+      if (e instanceof BundleError) throw fail(e.message);
+      throw e;
+    }
+    const mapper = new StackMapper(name, b.map as SourceMapInput);
+    // "line: Name: message", then the guest's stack (its first line repeats the message).
+    const located = (e: ToolError) => {
+      const where = mapper.firstLocation(e.detail);
+      const stack = mapper.rewrite(e.detail.split('\n').slice(1).join('\n'));
+      return fail(`${where ? `${where}: ` : ''}${mapper.rewrite(e.message)}${stack ? `\n${stack}` : ''}`);
+    };
+    let bytecode: Uint8Array;
+    try {
+      bytecode = await this.compile(b.code, BUNDLE_PREFIX + name);
+    } catch (e) {
+      if (e instanceof ToolError) throw located(e);
+      throw e;
+    }
+    const sealed = this.engine.seal(encodeImage(this.engine.prelude, bytecode));
+    const instance = await GuestInstance.create(this.engine, await this.mainOf(sealed), buildHost);
+    let raw: any;
+    try {
+      raw = instance.load({ host: 'mcp' });
+    } catch (e) {
+      if (e instanceof ToolError) throw located(e);
+      throw e;
+    } finally {
+      instance.dispose();
+    }
+    let tools;
+    try {
+      tools = parseTools(raw.tools);
+      for (const t of tools) await argsValidator(t);
+    } catch (e) {
+      if (e instanceof ManifestError) throw fail(e.message);
+      throw e;
+    }
+    const manifest: ArtifactManifest = {
+      format: ARTIFACT_FORMAT,
+      engine: this.engine.info.id,
+      source: { name, sha256: sha256(source) },
+      tools,
+      steps: Number(raw.steps) || 0,
+    };
+    const enc = new TextEncoder();
+    const bytes = concat([
+      sealed,
+      customSection(MANIFEST_SECTION, enc.encode(JSON.stringify(manifest))),
+      customSection(SOURCEMAP_SECTION, enc.encode(JSON.stringify(b.map))),
+    ]);
+    return { bytes, manifest };
+  }
+
+  private async mainOf(sealed: Uint8Array): Promise<WebAssembly.Module> {
+    return WebAssembly.compile(this.engine.verify(sealed).main as BufferSource);
+  }
+}

@@ -1,0 +1,66 @@
+// Bundling an extension: rollup resolves its whole import graph (relative files and node_modules packages),
+// strips TypeScript, tree-shakes, and emits one ES module with a source map. No Node builtin may remain:
+// QuickJS has none, and an unresolved import fails the build with the importing file named.
+import commonjsPlugin from '@rollup/plugin-commonjs';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import sucrasePlugin from '@rollup/plugin-sucrase';
+import { basename, dirname, relative, resolve } from 'node:path';
+import { rollup, type RollupLog } from '@rollup/wasm-node';
+
+// The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
+const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
+const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
+
+export const SOURCE_EXTENSIONS = ['.js', '.cjs', '.mjs', '.jsx', '.ts', '.cts', '.mts', '.tsx'];
+
+export interface Bundle {
+  code: string;
+  /** Source map (v3) whose sources are relative to the extension's directory. */
+  map: { version: number; sources: string[]; mappings: string; names: string[] };
+}
+
+export class BundleError extends Error {
+  override name = 'BundleError';
+}
+
+function describe(log: RollupLog): string {
+  const loc = log.loc ? `${log.loc.file ?? log.id ?? ''}:${log.loc.line}:${log.loc.column + 1}: ` : '';
+  return `${loc}${log.message}`;
+}
+
+export async function bundle(file: string): Promise<Bundle> {
+  const entry = resolve(file);
+  const base = dirname(entry);
+  let failure: string | undefined;
+  let build;
+  try {
+    build = await rollup({
+      input: entry,
+      treeshake: true,
+      plugins: [
+        nodeResolve({ extensions: SOURCE_EXTENSIONS, preferBuiltins: false, browser: false }),
+        commonjs(),
+        sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
+      ],
+      onLog(level, log) {
+        if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') {
+          failure ??= `${log.exporter ? `cannot import "${log.exporter}"` : log.message}${log.id ? ` (from ${relative(base, log.id)})` : ''}: ` +
+            'it is not a file or an installed package, and extensions run in QuickJS with no Node builtins';
+        }
+      },
+    });
+  } catch (e: any) {
+    throw new BundleError(e?.loc ? describe({ message: e.message, loc: { ...e.loc, file: relative(base, e.loc.file ?? e.id ?? entry) } } as RollupLog) : String(e?.message ?? e));
+  }
+  if (failure) throw new BundleError(failure);
+  const { output } = await build.generate({
+    format: 'es',
+    sourcemap: true,
+    sourcemapExcludeSources: true,
+    sourcemapPathTransform: (rel, mapPath) => relative(base, resolve(dirname(mapPath), rel)),
+    file: resolve(base, basename(entry) + '.bundle.js'),
+  });
+  await build.close();
+  const chunk = output[0];
+  return { code: chunk.code, map: JSON.parse(chunk.map!.toString()) };
+}
