@@ -1,10 +1,9 @@
 // Artifacts: sealed `.wasm` components. Reading one checks that it was built for this engine and parses its
 // manifest; nothing in it runs until a session instantiates it.
-import type { SourceMapInput } from '@jridgewell/trace-mapping';
 import { EngineError, ExtensionLoadError } from './errors.js';
 import { sha256, type Engine } from './engine/engine.js';
 import { ManifestError, parseTools, type ToolManifest } from './manifest.js';
-import { StackMapper } from './source-map.js';
+import type { StackMapper } from './source-map.js';
 import { isComponent, readCustomSections } from './engine/wasm-binary.js';
 
 export const MANIFEST_SECTION = 'kiln-manifest';
@@ -26,7 +25,8 @@ export interface OpenArtifact {
   sha256: string;
   manifest: ArtifactManifest;
   module: WebAssembly.Module;
-  mapper?: StackMapper;
+  /** Maps guest stacks to the extension's sources; loaded on first use (the source-map library costs ~13 ms). */
+  mapper(): Promise<StackMapper | undefined>;
 }
 
 export function readManifest(file: string, bytes: Uint8Array): ArtifactManifest {
@@ -61,6 +61,17 @@ export async function openArtifact(file: string, bytes: Uint8Array, engine: Engi
     throw e;
   }
   const [map] = readCustomSections(bytes, SOURCEMAP_SECTION);
-  const mapper = map ? new StackMapper(manifest.source.name, JSON.parse(new TextDecoder().decode(map)) as SourceMapInput) : undefined;
-  return { file, sha256: sha256(bytes), manifest, module: await WebAssembly.compile(main as BufferSource), mapper };
+  let mapper: Promise<StackMapper | undefined> | undefined;
+  const loadMapper = async () => {
+    if (!map) return undefined;
+    const { StackMapper } = await import('./source-map.js');
+    return new StackMapper(manifest.source.name, JSON.parse(new TextDecoder().decode(map)));
+  };
+  return {
+    file,
+    sha256: sha256(bytes),
+    manifest,
+    module: await WebAssembly.compile(main as BufferSource),
+    mapper: () => (mapper ??= loadMapper()),
+  };
 }

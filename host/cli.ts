@@ -3,7 +3,6 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readManifest } from './artifact.js';
-import { Builder } from './build/artifact.js';
 import { readConfig } from './config.js';
 import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
@@ -29,6 +28,7 @@ async function build(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string', short: 'o' }, 'out-dir': { type: 'string' } } });
   if (positionals.length === 0) throw new KilnError('kiln build: name at least one extension file');
   if (values.out && positionals.length > 1) throw new KilnError('kiln build: -o takes one input; use --out-dir for several');
+  const { Builder } = await import('./build/artifact.js');
   const builder = new Builder(await Engine.load());
   let failed = 0;
   for (const file of positionals) {

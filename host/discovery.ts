@@ -2,9 +2,10 @@
 // (.js .cjs .mjs .jsx .ts .cts .mts .tsx) and artifacts (.wasm). node_modules and dot-directories are skipped.
 import { readdirSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import { SOURCE_EXTENSIONS } from './build/bundle.js';
 import { KilnError } from './errors.js';
 
+/** The source files kiln builds, the same for every host. */
+export const SOURCE_EXTENSIONS = ['.js', '.cjs', '.mjs', '.jsx', '.ts', '.cts', '.mts', '.tsx'];
 const LOADABLE = new Set([...SOURCE_EXTENSIONS, '.wasm']);
 
 function walk(dir: string, out: string[]): void {

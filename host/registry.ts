@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
-import { Builder } from './build/artifact.js';
+import type { Builder } from './build/artifact.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
@@ -48,12 +48,10 @@ export class Registry {
   readonly failures: { file: string; error: string }[] = [];
   readonly warnings: string[] = [];
   readonly tools = new Map<string, ToolEntry>();
-  private readonly builder: Builder;
+  private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
 
-  constructor(readonly engine: Engine) {
-    this.builder = new Builder(engine);
-  }
+  constructor(readonly engine: Engine) {}
 
   async load(paths: string[]): Promise<void> {
     for (const file of discover(paths)) {
@@ -73,6 +71,7 @@ export class Registry {
     const key = createHash('sha256').update(file).update('\0').update(bytes).digest('hex');
     let built = this.cache.get(key);
     if (!built) {
+      this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine);
       built = (await this.builder.build(file)).bytes;
       this.cache.set(key, built);
     }
@@ -105,11 +104,9 @@ export class Registry {
       }),
     );
     const run = instance.invoke(name, args ?? {});
-    const mapped = run.catch((e) => {
-      if (e instanceof ToolError && entry.extension.artifact.mapper) {
-        const m = entry.extension.artifact.mapper;
-        throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
-      }
+    const mapped = run.catch(async (e) => {
+      const m = e instanceof ToolError ? await entry.extension.artifact.mapper() : undefined;
+      if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
       throw e;
     });
     if (!entry.manifest.timeoutMs) return mapped;

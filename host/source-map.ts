@@ -6,8 +6,8 @@ export const BUNDLE_PREFIX = 'bundle:';
 
 export class StackMapper {
   private readonly trace: TraceMap;
-  constructor(private readonly bundleName: string, map: SourceMapInput) {
-    this.trace = new TraceMap(map);
+  constructor(private readonly bundleName: string, map: unknown) {
+    this.trace = new TraceMap(map as SourceMapInput);
   }
 
   /** The original `source:line` of a bundle line, if the map knows it. */

@@ -94,3 +94,11 @@ test('an artifact built for another engine, or tampered with, is refused with a 
     assert.match(r.stderr, /serving 0 tool\(s\)/, name);
   }
 });
+
+test('an extension whose bytecode exceeds the artifact image fails with its size and the limit', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'big.ts'), `const blob = "${'x'.repeat(5 * 1024 * 1024)}";\ndefineTool({ name: 'big.len', handler: () => blob.length });\n`);
+  const r = await kiln(['build', join(dir, 'big.ts'), '-o', join(dir, 'big.wasm')]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /big\.ts: its bytecode is 5\.\d\d MiB; an artifact holds at most 4\.00 MiB/);
+});

@@ -1,7 +1,6 @@
 // `kiln build`: extension source → rollup bundle → QuickJS bytecode (compiled inside the sandbox) → image
 // sealed into the engine → manifest extracted by running the top level once → custom sections.
 // The same source and engine give the same bytes anywhere: no absolute path, clock or randomness enters.
-import type { SourceMapInput } from '@jridgewell/trace-mapping';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactManifest } from '../artifact.js';
@@ -49,7 +48,7 @@ export class Builder {
       if (e instanceof BundleError) throw fail(e.message);
       throw e;
     }
-    const mapper = new StackMapper(name, b.map as SourceMapInput);
+    const mapper = new StackMapper(name, b.map);
     // "line: Name: message", then the guest's stack (its first line repeats the message).
     const located = (e: ToolError) => {
       const where = mapper.firstLocation(e.detail);
@@ -63,7 +62,12 @@ export class Builder {
       if (e instanceof ToolError) throw located(e);
       throw e;
     }
-    const sealed = this.engine.seal(encodeImage(this.engine.prelude, bytecode));
+    const image = encodeImage(this.engine.prelude, bytecode);
+    if (image.length > this.engine.slot.capacity) {
+      const mib = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
+      throw fail(`its bytecode is ${mib(image.length)}; an artifact holds at most ${mib(this.engine.slot.capacity)}: import less (tree-shaking keeps only what is used)`);
+    }
+    const sealed = this.engine.seal(image);
     const instance = await GuestInstance.create(this.engine, await this.mainOf(sealed), buildHost);
     let raw: any;
     try {

@@ -6,12 +6,12 @@ import { nodeResolve } from '@rollup/plugin-node-resolve';
 import sucrasePlugin from '@rollup/plugin-sucrase';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { rollup, type RollupLog } from '@rollup/wasm-node';
+import { SOURCE_EXTENSIONS } from '../discovery.js';
 
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
 const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
 
-export const SOURCE_EXTENSIONS = ['.js', '.cjs', '.mjs', '.jsx', '.ts', '.cts', '.mts', '.tsx'];
 
 export interface Bundle {
   code: string;
