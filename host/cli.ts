@@ -19,7 +19,8 @@ usage:
   kiln build <file>... [--out-dir DIR]  several at once (each DIR/<name>.wasm)
   kiln inspect <artifact.wasm> [--json] show an artifact's tools, schemas and declared capabilities
   kiln mcp [path...] [--config FILE]    serve tools over MCP on stdio; paths are files or directories
-                                        (scanned recursively); with none, ./kiln.toml is read
+                                        (scanned recursively); with none, ./kiln.toml is read; the
+                                        config also sets the operator's [commands] ceiling
 `;
 
 const err = (line: string) => process.stderr.write(line + '\n');
@@ -82,12 +83,14 @@ async function inspect(argv: string[]): Promise<number> {
 async function mcp(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
   let paths = positionals;
+  let config;
   if (values.config || paths.length === 0) {
     const file = resolve(values.config ?? 'kiln.toml');
     if (!values.config && !existsSync(file)) throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
-    paths = [...paths, ...readConfig(file).extensions];
+    config = readConfig(file);
+    paths = [...paths, ...config.extensions];
   }
-  const registry = new Registry(await Engine.load());
+  const registry = new Registry(await Engine.load(), config?.commands);
   await registry.load(paths);
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);

@@ -4,6 +4,7 @@
 // an artifact's `kiln-manifest` section, it goes through `parseTools`, which checks every field and
 // normalises `allow` (the `exec` alias becomes `commands`). Policy is computed from the result only.
 // Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
+import { checkTemplate, TemplateError } from './capabilities/commands.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -14,6 +15,8 @@ export interface CommandSpec {
   cwd?: string;
   output: OutputShape;
   persistent: boolean;
+  /** Placeholders whose values may start with "-" (see capabilities/commands.ts). */
+  allowDash: string[];
 }
 
 export interface Allow {
@@ -37,10 +40,19 @@ export class ManifestError extends Error {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseCommand(tool: string, name: string, v: unknown): CommandSpec {
+  try {
+    return parseCommandSpec(tool, name, v);
+  } catch (e) {
+    if (e instanceof ManifestError && !e.message.startsWith('tool "')) throw new ManifestError(`tool "${tool}": ${e.message}`);
+    throw e;
+  }
+}
+
+function parseCommandSpec(tool: string, name: string, v: unknown): CommandSpec {
   const where = `tool "${tool}": allow.commands.${name}`;
-  if (typeof v === 'string') return { run: v, env: [], output: 'text', persistent: false };
+  if (typeof v === 'string') return checked(name, { run: v, env: [], output: 'text', persistent: false, allowDash: [] });
   if (!isObject(v)) throw new ManifestError(`${where} must be a shell string or a spec object`);
-  const known = ['run', 'timeoutMs', 'env', 'cwd', 'output', 'persistent'];
+  const known = ['run', 'timeoutMs', 'env', 'cwd', 'output', 'persistent', 'allowDash'];
   for (const k of Object.keys(v)) if (!known.includes(k)) throw new ManifestError(`${where} has an unknown field "${k}"`);
   const run = v.run;
   const runOk = typeof run === 'string' || (Array.isArray(run) && run.length > 0 && run.every((a) => typeof a === 'string'));
@@ -52,7 +64,22 @@ function parseCommand(tool: string, name: string, v: unknown): CommandSpec {
   const output = v.output ?? 'text';
   if (output !== 'text' && output !== 'json' && output !== 'lines') throw new ManifestError(`${where}.output must be "text", "json" or "lines"`);
   if (v.persistent !== undefined && typeof v.persistent !== 'boolean') throw new ManifestError(`${where}.persistent must be a boolean`);
-  return { run: run as string | string[], timeoutMs: v.timeoutMs as number | undefined, env, cwd: v.cwd as string | undefined, output, persistent: v.persistent === true };
+  const allowDash = v.allowDash ?? [];
+  if (!Array.isArray(allowDash) || !allowDash.every((e) => typeof e === 'string')) throw new ManifestError(`${where}.allowDash must be an array of placeholder names`);
+  return checked(name, {
+    run: run as string | string[], timeoutMs: v.timeoutMs as number | undefined, env, cwd: v.cwd as string | undefined,
+    output, persistent: v.persistent === true, allowDash,
+  });
+}
+
+function checked(name: string, spec: CommandSpec): CommandSpec {
+  try {
+    checkTemplate(name, spec);
+  } catch (e) {
+    if (e instanceof TemplateError) throw new ManifestError(e.message);
+    throw e;
+  }
+  return spec;
 }
 
 function parseAllow(tool: string, v: unknown): Allow {

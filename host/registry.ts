@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder } from './build/artifact.js';
+import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
@@ -51,7 +52,7 @@ export class Registry {
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
 
-  constructor(readonly engine: Engine) {}
+  constructor(readonly engine: Engine, readonly ceiling: CommandCeiling = OPEN_CEILING) {}
 
   async load(paths: string[]): Promise<void> {
     for (const file of discover(paths)) {
@@ -100,6 +101,10 @@ export class Registry {
     const instance = await session.instanceFor(entry.extension, (inv, kind, request) =>
       performOp(kind, inv, request, {
         tool: ownManifest(entry.extension, inv.tool),
+        extension: entry.extension.artifact.manifest.source.name,
+        owner: entry.extension.file,
+        ceiling: this.ceiling,
+        processes: session.processes,
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );

@@ -1,5 +1,6 @@
-// A session: one guest instance per extension, created on first use, plus the session's `vars` store.
-// `vars` belongs to the session, not to an instance, so it survives a guest reset.
+// A session: one guest instance per extension, created on first use, plus the session's `vars` store and
+// persistent processes. Those belong to the session, not to an instance, so they survive a guest reset.
+import { ProcessTable } from './capabilities/processes.js';
 import { GuestInstance, type Invocation, type OpKind } from './engine/instance.js';
 import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, KilnError } from './errors.js';
@@ -12,6 +13,8 @@ export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown) => Pro
 export class Session {
   private readonly instances = new Map<LoadedExtension, Promise<GuestInstance>>();
   readonly vars = new Map<string, string>();
+  /** Persistent processes live with the session, so they survive guest resets. */
+  readonly processes = new ProcessTable();
   readonly logs: { level: string; message: string }[] = [];
 
   constructor(
@@ -42,6 +45,7 @@ export class Session {
 
   close(): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
+    this.processes.killAll();
     this.vars.clear();
   }
 

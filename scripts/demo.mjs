@@ -43,6 +43,8 @@ await show('notes.add', { text: 'Fire the clay at 1200 °C' });
 await show('notes.add', { text: 'Glaze after bisque' });
 await show('notes.list', {});
 await show('notes.list', {}, { session: 'someone-else' });
+await show('git.sha', { repo: '.' });
+await show('git.sha', { repo: '--upload-pack=touch /tmp/kiln-demo-pwned' });
 await show('kiln_extensions', {});
 await client.close();
 say('\ndone: the same artifacts, their hashes and capabilities are what `kiln_extensions` reports.');

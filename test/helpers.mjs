@@ -33,6 +33,7 @@ export async function mcp(t, args, opts = {}) {
     command: process.execPath,
     args: [kilnBin, 'mcp', ...args],
     cwd: opts.cwd ?? root,
+    env: { ...process.env, ...opts.env },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (d) => stderr.push(String(d)));

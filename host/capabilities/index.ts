@@ -2,14 +2,22 @@
 import { KilnError } from '../errors.js';
 import type { Invocation, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
-import { commandGrant, type CommandVerb } from './commands.js';
+import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
+import { runOnce, type ProcessTable } from './processes.js';
 
 export class UnavailableError extends KilnError {
   override name = 'UnavailableError';
 }
 
 export interface CapabilityContext {
+  /** The manifest of the tool whose handler made the call. */
   tool: ToolManifest;
+  /** The extension's source file name, as the operator's policy names it. */
+  extension: string;
+  /** The extension's file: owner of its persistent processes. */
+  owner: string;
+  ceiling: CommandCeiling;
+  processes: ProcessTable;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown): Promise<unknown>;
 }
@@ -19,13 +27,21 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export async function performOp(kind: OpKind, _inv: Invocation, request: unknown, ctx: CapabilityContext): Promise<unknown> {
   const req = isObject(request) ? request : {};
   switch (kind) {
-    case 'commands.run':
-    case 'commands.start':
-    case 'commands.status':
+    case 'commands.run': {
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'run', req.name, ctx.extension, ctx.ceiling);
+      return runOnce(req.name as string, spec, substitute(spec, req.vars ?? {}));
+    }
+    case 'commands.start': {
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling);
+      return ctx.processes.start(ctx.owner, req.name as string, spec, substitute(spec, {}));
+    }
+    case 'commands.status': {
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'status', req.name, ctx.extension, ctx.ceiling);
+      return ctx.processes.status(ctx.owner, req.name as string, spec);
+    }
     case 'commands.stop': {
-      const verb = kind.slice('commands.'.length) as CommandVerb;
-      commandGrant(ctx.tool.name, ctx.tool.allow, verb, req.name);
-      throw new UnavailableError(`commands.${verb}: running processes is not available in this kiln version yet (the grant was checked; nothing ran)`);
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'stop', req.name, ctx.extension, ctx.ceiling);
+      return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
     case 'http.fetch':
       throw new UnavailableError('fetch/request: outbound HTTP is not available in this kiln version yet (nothing was sent)');

@@ -1,4 +1,5 @@
 // The built-in `kiln_extensions` tool: everything loaded, for security review before deploying a server.
+import { grantedCommands } from '../capabilities/commands.js';
 import type { Registry } from '../registry.js';
 
 export const AUDIT_TOOL = {
@@ -14,6 +15,7 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
+    operator: { commands: registry.ceiling },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -27,6 +29,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
+        granted: { commands: grantedCommands(t.allow, ext.artifact.manifest.source.name, registry.ceiling) },
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null } : {}),
       })),
     })),

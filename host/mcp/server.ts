@@ -17,7 +17,7 @@ export function errorResult(e: unknown): ToolResult {
   const text = e instanceof ToolError
     ? (e.detail.startsWith(e.message) ? e.detail : `${e.message}\n\n${e.detail}`)
     : e instanceof KilnError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.message ?? e}`;
-  return { isError: true, content: [{ type: 'text', text }] };
+  return { isError: true, content: [{ type: 'text', text: text.trimEnd() }] };
 }
 
 export class McpHost {
@@ -82,5 +82,6 @@ export async function serveStdio(registry: Registry, version: string): Promise<v
   process.stdin.on('close', () => shutdown(0));
   process.on('SIGTERM', () => shutdown(0));
   process.on('SIGINT', () => shutdown(0));
+  process.on('exit', () => host.close()); // last resort: no process group outlives the server
   await server.connect(new StdioServerTransport());
 }
