@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "quickjs.h"
 
 #define IMPORT(iface, name) \
@@ -27,8 +28,10 @@ IMPORT("commands", "run") extern uint32_t imp_commands_run(uint32_t, const char 
 IMPORT("commands", "start") extern uint32_t imp_commands_start(uint32_t, const char *, size_t);
 IMPORT("commands", "status") extern uint32_t imp_commands_status(uint32_t, const char *, size_t);
 IMPORT("commands", "stop") extern uint32_t imp_commands_stop(uint32_t, const char *, size_t);
-IMPORT("http", "fetch") extern uint32_t imp_http_fetch(uint32_t, const char *, size_t);
+IMPORT("http", "fetch") extern uint32_t imp_http_fetch(uint32_t, const char *, size_t, const uint8_t *, size_t);
+IMPORT("http", "read") extern uint32_t imp_http_read(uint32_t, uint32_t);
 IMPORT("http", "abort") extern void imp_http_abort(uint32_t);
+IMPORT("http", "discard") extern void imp_http_discard(uint32_t);
 IMPORT("browser", "call") extern uint32_t imp_browser_call(uint32_t, const char *, size_t);
 IMPORT("plugins", "call") extern uint32_t imp_plugins_call(uint32_t, const char *, size_t);
 IMPORT("vars", "get") extern void imp_vars_get(const char *, size_t, void *ret);
@@ -38,6 +41,7 @@ IMPORT("vars", "keys") extern void imp_vars_keys(void *ret);
 IMPORT("runtime", "log") extern void imp_runtime_log(uint32_t, const char *, size_t);
 IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
 IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
+IMPORT("runtime", "parse-url") extern void imp_runtime_parse_url(const char *, size_t, uint32_t, const char *, size_t, void *ret);
 
 /* A tagged string as the canonical ABI lays out option<string> / result<_, string> / result<string, _>. */
 typedef struct { uint8_t tag; char *ptr; size_t len; } tagged_str;
@@ -71,6 +75,12 @@ static JSRuntime *rt;
 static JSContext *ctx;
 static JSValue internal; /* what the prelude returned: { invoke, complete, manifest } */
 static int loaded;
+
+/* Free a buffer the host handed us. An empty string or list may arrive as pointer 1 with length 0,
+ * never allocated: only a non-empty buffer was. */
+static void free_owned(void *p, size_t len) {
+  if (len) free(p);
+}
 
 static char *dup_bytes(const char *p, size_t len) {
   char *s = malloc(len + 1);
@@ -126,7 +136,7 @@ static void drain_jobs(void) {
 typedef uint32_t (*op_import)(uint32_t, const char *, size_t);
 static const op_import op_imports[] = {
   imp_commands_run, imp_commands_start, imp_commands_status, imp_commands_stop,
-  imp_http_fetch, imp_browser_call, imp_plugins_call,
+  imp_browser_call, imp_plugins_call,
 };
 
 static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
@@ -140,11 +150,79 @@ static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst 
   return JS_NewUint32(c, op);
 }
 
-static JSValue n_abort(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
-  uint32_t op;
-  if (JS_ToUint32(c, &op, argv[0])) return JS_EXCEPTION;
-  imp_http_abort(op);
-  return JS_UNDEFINED;
+/* httpFetch(inv, requestJson, bodyArrayBuffer | undefined) -> op */
+static JSValue n_http_fetch(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t inv;
+  size_t len, body_len = 0;
+  uint8_t *body = NULL;
+  if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
+  if (!JS_IsUndefined(argv[2])) {
+    body = JS_GetArrayBuffer(c, &body_len, argv[2]);
+    if (!body) return JS_EXCEPTION;
+  }
+  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  if (!s) return JS_EXCEPTION;
+  uint32_t op = imp_http_fetch(inv, s, len, body ? body : (const uint8_t *)1, body_len);
+  JS_FreeCString(c, s);
+  return JS_NewUint32(c, op);
+}
+
+/* httpRead(inv, body) -> op;  httpAbort(op);  httpDiscard(body) */
+static JSValue n_http_u32(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
+  uint32_t a, b = 0;
+  if (JS_ToUint32(c, &a, argv[0])) return JS_EXCEPTION;
+  if (magic == 0 && JS_ToUint32(c, &b, argv[1])) return JS_EXCEPTION;
+  switch (magic) {
+    case 0: return JS_NewUint32(c, imp_http_read(a, b));
+    case 1: imp_http_abort(a); return JS_UNDEFINED;
+    default: imp_http_discard(a); return JS_UNDEFINED;
+  }
+}
+
+/* parseUrl(input, base | undefined) -> JSON text; throws TypeError for an invalid URL */
+static JSValue n_parse_url(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t il, bl = 0;
+  const char *base = NULL;
+  const char *input = JS_ToCStringLen(c, &il, argv[0]);
+  if (!input) return JS_EXCEPTION;
+  if (argc > 1 && !JS_IsUndefined(argv[1])) {
+    base = JS_ToCStringLen(c, &bl, argv[1]);
+    if (!base) { JS_FreeCString(c, input); return JS_EXCEPTION; }
+  }
+  tagged_str r;
+  imp_runtime_parse_url(input, il, base != NULL, base ? base : (const char *)1, bl, &r);
+  JS_FreeCString(c, input);
+  if (base) JS_FreeCString(c, base);
+  if (r.tag) {
+    char *msg = dup_bytes(r.ptr, r.len);
+    free_owned(r.ptr, r.len);
+    JS_ThrowTypeError(c, "%s", msg);
+    free(msg);
+    return JS_EXCEPTION;
+  }
+  JSValue v = JS_NewStringLen(c, r.ptr, r.len);
+  free_owned(r.ptr, r.len);
+  return v;
+}
+
+/* memoryUsage() -> [bytes malloc'ed by QuickJS, bytes of the wasm linear memory] */
+static JSValue n_memory_usage(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  JSMemoryUsage u;
+  JS_ComputeMemoryUsage(rt, &u);
+  JSValue a = JS_NewArray(c);
+  JS_SetPropertyUint32(c, a, 0, JS_NewFloat64(c, (double)u.malloc_size));
+  JS_SetPropertyUint32(c, a, 1, JS_NewFloat64(c, (double)__builtin_wasm_memory_size(0) * 65536.0));
+  return a;
+}
+
+/* hrtime() -> [seconds, nanoseconds] of the monotonic clock */
+static JSValue n_hrtime(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  JSValue a = JS_NewArray(c);
+  JS_SetPropertyUint32(c, a, 0, JS_NewFloat64(c, (double)ts.tv_sec));
+  JS_SetPropertyUint32(c, a, 1, JS_NewFloat64(c, (double)ts.tv_nsec));
+  return a;
 }
 
 static JSValue n_sleep(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
@@ -185,7 +263,7 @@ static JSValue n_vars_get(JSContext *c, JSValueConst this_val, int argc, JSValue
   JS_FreeCString(c, k);
   if (!r.tag) return JS_UNDEFINED;
   JSValue v = JS_NewStringLen(c, r.ptr, r.len);
-  free(r.ptr);
+  free_owned(r.ptr, r.len);
   return v;
 }
 
@@ -201,7 +279,7 @@ static JSValue n_vars_set(JSContext *c, JSValueConst this_val, int argc, JSValue
   JS_FreeCString(c, v);
   if (!r.tag) return JS_UNDEFINED;
   char *msg = dup_bytes(r.ptr, r.len);
-  free(r.ptr);
+  free_owned(r.ptr, r.len);
   JS_ThrowRangeError(c, "%s", msg);
   free(msg);
   return JS_EXCEPTION;
@@ -222,22 +300,28 @@ static JSValue n_vars_keys(JSContext *c, JSValueConst this_val, int argc, JSValu
   JSValue arr = JS_NewArray(c);
   for (size_t i = 0; i < r.len; i++) {
     JS_SetPropertyUint32(c, arr, i, JS_NewStringLen(c, r.items[i].ptr, r.items[i].len));
-    free(r.items[i].ptr);
+    free_owned(r.items[i].ptr, r.items[i].len);
   }
-  free(r.items);
+  free_owned(r.items, r.len);
   return arr;
 }
 
 static JSValue make_natives(void) {
   static const char *op_names[] = {
     "commandsRun", "commandsStart", "commandsStatus", "commandsStop",
-    "httpFetch", "browserCall", "pluginsCall",
+    "browserCall", "pluginsCall",
   };
   JSValue o = JS_NewObject(ctx);
   for (int i = 0; i < (int)(sizeof(op_names) / sizeof(op_names[0])); i++)
     JS_SetPropertyStr(ctx, o, op_names[i],
                       JS_NewCFunctionMagic(ctx, n_op, op_names[i], 2, JS_CFUNC_generic_magic, i));
-  JS_SetPropertyStr(ctx, o, "httpAbort", JS_NewCFunction(ctx, n_abort, "httpAbort", 1));
+  JS_SetPropertyStr(ctx, o, "httpFetch", JS_NewCFunction(ctx, n_http_fetch, "httpFetch", 3));
+  JS_SetPropertyStr(ctx, o, "httpRead", JS_NewCFunctionMagic(ctx, n_http_u32, "httpRead", 2, JS_CFUNC_generic_magic, 0));
+  JS_SetPropertyStr(ctx, o, "httpAbort", JS_NewCFunctionMagic(ctx, n_http_u32, "httpAbort", 1, JS_CFUNC_generic_magic, 1));
+  JS_SetPropertyStr(ctx, o, "httpDiscard", JS_NewCFunctionMagic(ctx, n_http_u32, "httpDiscard", 1, JS_CFUNC_generic_magic, 2));
+  JS_SetPropertyStr(ctx, o, "parseUrl", JS_NewCFunction(ctx, n_parse_url, "parseUrl", 2));
+  JS_SetPropertyStr(ctx, o, "hrtime", JS_NewCFunction(ctx, n_hrtime, "hrtime", 0));
+  JS_SetPropertyStr(ctx, o, "memoryUsage", JS_NewCFunction(ctx, n_memory_usage, "memoryUsage", 0));
   JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
   JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
@@ -294,20 +378,20 @@ static JSValue eval_bytecode(const uint8_t *buf, size_t len) {
 
 EXPORT("load") tagged_str *exp_load(char *config, size_t config_len) {
   ensure_runtime();
-  if (loaded) { free(config); return ret_err_str("the extension is already loaded in this instance"); }
+  if (loaded) { free_owned(config, config_len); return ret_err_str("the extension is already loaded in this instance"); }
   loaded = 1;
   const uint8_t *image = kiln_image_locator.address;
   uint32_t prelude_len, module_len;
   memcpy(&prelude_len, image, 4);
   memcpy(&module_len, image + 4, 4);
   if (prelude_len == 0 || 8ull + prelude_len + module_len > kiln_image_locator.capacity) {
-    free(config);
+    free_owned(config, config_len);
     return ret_err_str("this engine carries no extension image (build one with `kiln build`)");
   }
   JSValue factory = eval_bytecode(image + 8, prelude_len);
-  if (JS_IsException(factory)) { free(config); return ret_exception(); }
+  if (JS_IsException(factory)) { free_owned(config, config_len); return ret_exception(); }
   JSValue args[2] = {make_natives(), JS_NewStringLen(ctx, config, config_len)};
-  free(config);
+  free_owned(config, config_len);
   internal = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
   JS_FreeValue(ctx, factory);
   JS_FreeValue(ctx, args[0]);
@@ -352,8 +436,8 @@ EXPORT("invoke") void exp_invoke(uint32_t inv, char *tool, size_t tool_len, char
                        JS_NewStringLen(ctx, args, args_len)};
     call_internal("invoke", 3, argv);
   }
-  free(tool);
-  free(args);
+  free_owned(tool, tool_len);
+  free_owned(args, args_len);
 }
 
 EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size_t len) {
@@ -361,7 +445,16 @@ EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size
     JSValue argv[3] = {JS_NewUint32(ctx, op), JS_NewBool(ctx, !is_err), JS_NewStringLen(ctx, p, len)};
     call_internal("complete", 3, argv);
   }
-  free(p);
+  free_owned(p, len);
+}
+
+EXPORT("complete-bytes") void exp_complete_bytes(uint32_t op, uint32_t is_err, uint8_t *p, size_t len) {
+  if (loaded && !JS_IsUndefined(internal)) {
+    JSValue payload = is_err ? JS_NewStringLen(ctx, (const char *)p, len) : JS_NewArrayBufferCopy(ctx, p, len);
+    JSValue argv[3] = {JS_NewUint32(ctx, op), JS_NewBool(ctx, !is_err), payload};
+    call_internal("completeBytes", 3, argv);
+  }
+  free_owned(p, len);
 }
 
 EXPORT("compile") tagged_str *exp_compile(char *src, size_t src_len, char *name, size_t name_len, uint32_t module) {
@@ -369,8 +462,8 @@ EXPORT("compile") tagged_str *exp_compile(char *src, size_t src_len, char *name,
   /* QuickJS wants a NUL-terminated source; the host's buffer has exactly src_len bytes. */
   char *source = dup_bytes(src, src_len);
   char *filename = dup_bytes(name, name_len);
-  free(src);
-  free(name);
+  free_owned(src, src_len);
+  free_owned(name, name_len);
   int flags = JS_EVAL_FLAG_COMPILE_ONLY | (module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL);
   JSValue fn = JS_Eval(ctx, source, src_len, filename, flags);
   free(source);

@@ -17,10 +17,14 @@
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
   // ---- host operations -------------------------------------------------------------------------
+  // fn(inv, requestJson) calls a native that starts a host operation and returns its op id. The op's
+  // outcome arrives through complete (JSON) or completeBytes (an ArrayBuffer).
   function startOp(fn, inv, request) {
-    const id = fn(inv, JSON.stringify(request === undefined ? null : request));
-    return new Promise((resolve, reject) => pending.set(id, { inv, resolve, reject }));
+    const op = fn(inv, JSON.stringify(request === undefined ? null : request));
+    const done = new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject }));
+    return { op, done };
   }
+  const hostCall = (fn, inv, request) => startOp(fn, inv, request).done;
 
   function hostError(text) {
     let name = 'Error', message = text;
@@ -57,7 +61,7 @@
     if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
     const id = nextTimer++;
     const delay = Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
-    startOp((_inv, _req) => native.sleep(delay), current, null).then(() => {
+    hostCall(() => native.sleep(delay), current, null).then(() => {
       if (timers.delete(id)) fn(...args);
     });
     timers.set(id, true);
@@ -116,9 +120,12 @@
 
   define('plugins', new Proxy(Object.freeze({}), {
     get: (_t, name) => (typeof name !== 'string' ? undefined :
-      (args) => startOp(native.pluginsCall, current, { tool: name, args: args === undefined ? null : args })),
+      (args) => hostCall(native.pluginsCall, current, { tool: name, args: args === undefined ? null : args })),
     has: () => true,
   }));
+
+  // ---- the web platform (web.js): fetch, URL, streams, process, ... ------------------------------
+  const web = kilnInstallWeb(native, config, { define, startOp, current: () => current });
 
   // ---- BDD registration surface (recorded; consumed by the bdd host) -----------------------------
   const record = (kind) => (...a) => { steps.push({ kind, pattern: typeof a[0] === 'string' ? a[0] : String(a[0]) }); };
@@ -132,21 +139,21 @@
   function browserHandle(inv, target) {
     return new Proxy({}, {
       get: (_t, method) => (typeof method !== 'string' || method === 'then' ? undefined :
-        (...args) => startOp(native.browserCall, inv, { target, method, args })),
+        (...args) => hostCall(native.browserCall, inv, { target, method, args })),
     });
   }
 
   function makeContext(inv, args) {
     const commands = Object.freeze({
-      run: (name, vars) => startOp(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
-      start: (name) => startOp(native.commandsStart, inv, { name }),
-      status: (name) => startOp(native.commandsStatus, inv, { name }),
-      stop: (name) => startOp(native.commandsStop, inv, { name }),
+      run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
+      start: (name) => hostCall(native.commandsStart, inv, { name }),
+      status: (name) => hostCall(native.commandsStatus, inv, { name }),
+      stop: (name) => hostCall(native.commandsStop, inv, { name }),
     });
     return {
       args,
       commands,
-      request: undefined,
+      request: web.requestClient(() => inv),
       page: config.browser ? browserHandle(inv, 'page') : undefined,
       context: config.browser ? browserHandle(inv, 'context') : undefined,
     };
@@ -189,6 +196,14 @@
       current = p.inv;
       if (ok) p.resolve(text === '' ? undefined : JSON.parse(text));
       else p.reject(hostError(text));
+    },
+    completeBytes(op, ok, payload) {
+      const p = pending.get(op);
+      if (!p) return;
+      pending.delete(op);
+      current = p.inv;
+      if (ok) p.resolve(payload);
+      else p.reject(hostError(payload));
     },
   };
 })

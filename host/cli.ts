@@ -90,7 +90,7 @@ async function mcp(argv: string[]): Promise<number> {
     config = readConfig(file);
     paths = [...paths, ...config.extensions];
   }
-  const registry = new Registry(await Engine.load(), config?.commands);
+  const registry = new Registry(await Engine.load(), config?.policy);
   await registry.load(paths);
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);

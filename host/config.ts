@@ -6,16 +6,28 @@
 //   enabled = true              # false: no extension runs any command, whatever it declares
 //   [commands.extensions]       # per extension file name: the only command names it may run
 //   "git-sha.ts" = ["headSha"]
+//
+//   [net]                       # outbound HTTP (allow.net)
+//   emptyMeansUnrestricted = false   # true: a tool that declares no net may reach any host (compat)
+//   denyPrivate = false              # true: refuse private/loopback/link-local addresses after DNS
+//   maxResponseBytes = 134217728     # per response body
+//   timeoutMs = 30000                # waiting for headers, and between body chunks
+//   maxConcurrent = 16               # requests in flight per session
+//
+//   [scripting]
+//   allowEnv = ["TZ"]           # server env names a guest's process.env may show
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
+import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
+import type { OperatorPolicy } from './policy.js';
 
 export interface KilnConfig {
   /** Absolute paths of the files and directories to load. */
   extensions: string[];
-  commands: CommandCeiling;
+  policy: OperatorPolicy;
 }
 
 export class ConfigError extends KilnError {
@@ -34,7 +46,41 @@ export function readConfig(file: string): KilnConfig {
   if (!Array.isArray(ext) || !ext.every((e) => typeof e === 'string')) {
     throw new ConfigError(`${file}: \`extensions\` must be a list of paths`);
   }
-  return { extensions: ext.map((e) => resolve(dirname(file), e)), commands: readCeiling(file, doc.commands) };
+  for (const k of Object.keys(doc)) {
+    if (!['extensions', 'commands', 'net', 'scripting', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+  }
+  return {
+    extensions: ext.map((e) => resolve(dirname(file), e)),
+    policy: { commands: readCeiling(file, doc.commands), net: readNet(file, doc.net), allowEnv: readAllowEnv(file, doc.scripting) },
+  };
+}
+
+const isTable = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function readNet(file: string, v: unknown): NetPolicy {
+  if (v === undefined) return DEFAULT_NET_POLICY;
+  if (!isTable(v)) throw new ConfigError(`${file}: [net] must be a table`);
+  const out: NetPolicy = { ...DEFAULT_NET_POLICY };
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'emptyMeansUnrestricted' || k === 'denyPrivate') {
+      if (typeof x !== 'boolean') throw new ConfigError(`${file}: [net] ${k} must be true or false`);
+      out[k] = x;
+    } else if (k === 'maxResponseBytes' || k === 'timeoutMs' || k === 'maxConcurrent' || k === 'maxRedirects') {
+      if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ConfigError(`${file}: [net] ${k} must be a positive integer`);
+      out[k] = x;
+    } else {
+      throw new ConfigError(`${file}: [net] has an unknown key "${k}"`);
+    }
+  }
+  return out;
+}
+
+function readAllowEnv(file: string, v: unknown): string[] {
+  if (v === undefined) return [];
+  if (!isTable(v)) throw new ConfigError(`${file}: [scripting] must be a table`);
+  const list = v.allowEnv ?? [];
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw new ConfigError(`${file}: [scripting] allowEnv must be a list of names`);
+  return list;
 }
 
 function readCeiling(file: string, v: unknown): CommandCeiling {

@@ -5,6 +5,7 @@
 // normalises `allow` (the `exec` alias becomes `commands`). Policy is computed from the result only.
 // Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
 import { checkTemplate, TemplateError } from './capabilities/commands.js';
+import { NetPatternError, parsePattern } from './capabilities/net.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -95,6 +96,14 @@ function parseAllow(tool: string, v: unknown): Allow {
   for (const [name, spec] of Object.entries(cmds)) commands[name] = parseCommand(tool, name, spec);
   const net = v.net ?? [];
   if (!Array.isArray(net) || !net.every((h) => typeof h === 'string' && h.length > 0)) throw new ManifestError(`tool "${tool}": allow.net must be an array of host names`);
+  for (const entry of net) {
+    try {
+      parsePattern(entry);
+    } catch (e) {
+      if (e instanceof NetPatternError) throw new ManifestError(`tool "${tool}": allow.net: ${e.message}`);
+      throw e;
+    }
+  }
   return { commands, net };
 }
 

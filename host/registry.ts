@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder } from './build/artifact.js';
-import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import { InvalidArgumentsError, KilnError, PermissionError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
-import { Session } from './session.js';
+import { DEFAULT_POLICY, type OperatorPolicy } from './policy.js';
+import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'run_script'];
 
@@ -52,7 +52,7 @@ export class Registry {
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
 
-  constructor(readonly engine: Engine, readonly ceiling: CommandCeiling = OPEN_CEILING) {}
+  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY) {}
 
   async load(paths: string[]): Promise<void> {
     for (const file of discover(paths)) {
@@ -98,13 +98,14 @@ export class Registry {
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const mismatch = entry.validate?.(args ?? {});
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const instance = await session.instanceFor(entry.extension, (inv, kind, request) =>
-      performOp(kind, inv, request, {
+    const instance = await session.instanceFor(entry.extension, (inv, kind, request, extras) =>
+      performOp(kind, inv, request, extras, {
         tool: ownManifest(entry.extension, inv.tool),
         extension: entry.extension.artifact.manifest.source.name,
         owner: entry.extension.file,
-        ceiling: this.ceiling,
+        ceiling: this.policy.commands,
         processes: session.processes,
+        http: session.http,
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );

@@ -1,28 +1,34 @@
 // A session: one guest instance per extension, created on first use, plus the session's `vars` store and
 // persistent processes. Those belong to the session, not to an instance, so they survive a guest reset.
+import { HttpSession } from './capabilities/http.js';
 import { ProcessTable } from './capabilities/processes.js';
-import { GuestInstance, type Invocation, type OpKind } from './engine/instance.js';
+import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './engine/instance.js';
 import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, KilnError } from './errors.js';
+import { DEFAULT_POLICY, guestEnv, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 
 export const VARS_LIMITS = { keys: 1024, keyBytes: 256, valueBytes: 64 * 1024 };
 
-export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown) => Promise<unknown>;
+export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown, extras: OpExtras) => Promise<unknown>;
 
 export class Session {
   private readonly instances = new Map<LoadedExtension, Promise<GuestInstance>>();
   readonly vars = new Map<string, string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
-  readonly logs: { level: string; message: string }[] = [];
+  /** Cookies and open response bodies, shared by fetch and request. */
+  readonly http: HttpSession;
 
   constructor(
     readonly name: string,
     private readonly engine: Engine,
     private readonly host: 'mcp' | 'bdd' | 'script' = 'mcp',
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
-  ) {}
+    private readonly policy: OperatorPolicy = DEFAULT_POLICY,
+  ) {
+    this.http = new HttpSession(policy.net);
+  }
 
   async instanceFor(ext: LoadedExtension, onOp: OpHandler): Promise<GuestInstance> {
     let p = this.instances.get(ext);
@@ -46,16 +52,18 @@ export class Session {
   close(): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
     this.processes.killAll();
+    this.http.close();
     this.vars.clear();
   }
 
   private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestInstance> {
     const instance = await GuestInstance.create(this.engine, ext.artifact.module, {
-      op: (kind, inv, request) => onOp(inv, kind, request),
+      op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
+      discardBody: (body) => this.http.discard(ext.file, body),
       vars: this.varsStore(),
       log: (level, message) => this.onLog(ext, level, message),
     });
-    const loaded = instance.load({ host: this.host }) as { tools?: unknown };
+    const loaded = instance.load({ host: this.host, platform: process.platform, pid: process.pid, env: guestEnv(this.policy) }) as { tools?: unknown };
     if (this.host === 'mcp') this.checkSameTools(ext, loaded.tools);
     return instance;
   }

@@ -154,7 +154,9 @@ export async function buildEngine() {
     vars: { get: () => undefined, set: () => {}, delete: () => false, keys: () => [] },
     log: (level, message) => log(`prelude ${level}: ${message}`),
   });
-  const prelude = compiler.compile(readFileSync(join(root, 'guest/prelude.js'), 'utf8'), 'kiln:prelude', false);
+  // web.js's installer and the prelude's factory become one script whose value is the factory.
+  const preludeSource = `(function () {\n${readFileSync(join(root, 'guest/web.js'), 'utf8')}\nreturn (\n${readFileSync(join(root, 'guest/prelude.js'), 'utf8')}\n);\n})()`;
+  const prelude = compiler.compile(preludeSource, 'kiln:prelude', false);
   writeFileSync(join(outDir, 'prelude.bc'), prelude);
   const info = {
     id: engineId(component, prelude),

@@ -2,6 +2,7 @@
 // `npm run demo`: build the example extensions into sealed artifacts, inspect one, then serve them with
 // `kiln mcp` and drive a short MCP session over stdio, printing every call.
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +44,15 @@ await show('notes.add', { text: 'Fire the clay at 1200 °C' });
 await show('notes.add', { text: 'Glaze after bisque' });
 await show('notes.list', {});
 await show('notes.list', {}, { session: 'someone-else' });
+// a small JSON API on 127.0.0.1 for the local-api example
+const api = createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify([{ name: 'wedge the clay', done: true }, { name: 'throw', done: false }, { name: 'trim', done: false }]));
+});
+await new Promise((r) => api.listen(0, '127.0.0.1', r));
+await show('api.summary', { url: `http://127.0.0.1:${api.address().port}/items` });
+await show('api.summary', { url: 'http://169.254.169.254/latest/meta-data/' });
+api.close();
 await show('git.sha', { repo: '.' });
 await show('git.sha', { repo: '--upload-pack=touch /tmp/kiln-demo-pwned' });
 await show('kiln_extensions', {});

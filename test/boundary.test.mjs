@@ -27,7 +27,9 @@ test('a guest reaching for Node modules, files or the host process at run time g
 defineTool({ name: 'esc.import', exposeAsTool: true, handler: async ({ args }) => { const m = args.m; return await import(m); } });
 defineTool({ name: 'esc.globals', exposeAsTool: true, handler: () => {
   const g = globalThis as any;
-  return { std: typeof g.std, os: typeof g.os, process: typeof g.process, require: typeof g.require, Deno: typeof g.Deno, Buffer: typeof g.Buffer };
+  return { std: typeof g.std, os: typeof g.os, require: typeof g.require, Deno: typeof g.Deno, Buffer: typeof g.Buffer,
+    dlopen: typeof g.process.dlopen, kill: typeof g.process.kill, chdir: typeof g.process.chdir, setuid: typeof g.process.setuid, binding: typeof g.process.binding,
+    env: Object.keys(g.process.env).length, frozenEnv: Object.isFrozen(g.process.env), cwd: g.process.cwd() };
 } });
 defineTool({ name: 'esc.ok', exposeAsTool: true, handler: () => 'still here' });
 `);
@@ -37,7 +39,10 @@ defineTool({ name: 'esc.ok', exposeAsTool: true, handler: () => 'still here' });
     assert.equal(r.isError, true, m);
     assert.match(r.text, /could not load module|not defined|unsupported|cannot/i, m);
   }
-  assert.deepEqual((await call(client, 'esc.globals')).json,
-    { std: 'undefined', os: 'undefined', process: 'undefined', require: 'undefined', Deno: 'undefined', Buffer: 'undefined' });
+  assert.deepEqual((await call(client, 'esc.globals')).json, {
+    std: 'undefined', os: 'undefined', require: 'undefined', Deno: 'undefined', Buffer: 'undefined',
+    dlopen: 'undefined', kill: 'undefined', chdir: 'undefined', setuid: 'undefined', binding: 'undefined',
+    env: 0, frozenEnv: true, cwd: '/',
+  });
   assert.equal((await call(client, 'esc.ok')).json, 'still here');
 });

@@ -26,7 +26,9 @@ test('deep recursion is a catchable RangeError, not a crash', async (t) => {
 test('the guest sees no Node globals and no bridge internals; host is reported', async (t) => {
   const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
   const { json } = await call(client, 'probe.globals');
-  assert.equal(json.process, 'undefined');
+  assert.equal(json.process, 'object', 'the sandboxed process shim');
+  assert.equal(json.processNode, null, 'process.versions is honest: no node');
+  assert.equal(json.processBinding, 'undefined');
   assert.equal(json.require, 'undefined');
   assert.deepEqual(json.native, []);
   assert.equal(json.host, 'mcp');

@@ -1,7 +1,7 @@
 // `kiln mcp` through a real MCP client over stdio.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, fixtures, kiln, kilnBin, mcp, root, tempDir } from './helpers.mjs';
@@ -50,7 +50,8 @@ test('a handler that throws is an isError result: message first, source-mapped s
   assert.equal(r.isError, true);
   const [first, ...rest] = r.text.split('\n');
   assert.equal(first, 'RangeError: the probe failed on purpose');
-  assert.match(rest.join('\n'), /at handler \(probe\.ts:60\)/);
+  const line = readFileSync(`${fixtures}/good/probe.ts`, 'utf8').split('\n').findIndex((l) => l.includes("throw new RangeError('the probe failed")) + 1;
+  assert.match(rest.join('\n'), new RegExp(`at handler \\(probe\\.ts:${line}\\)`));
 });
 
 test('a capability the tool did not declare is refused on the host side', async (t) => {

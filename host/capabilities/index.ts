@@ -1,8 +1,9 @@
 // Routing a guest's capability call to the one place that checks and performs it.
 import { KilnError } from '../errors.js';
-import type { Invocation, OpKind } from '../engine/instance.js';
+import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
+import type { HttpSession } from './http.js';
 import { runOnce, type ProcessTable } from './processes.js';
 
 export class UnavailableError extends KilnError {
@@ -18,13 +19,14 @@ export interface CapabilityContext {
   owner: string;
   ceiling: CommandCeiling;
   processes: ProcessTable;
+  http: HttpSession;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown): Promise<unknown>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-export async function performOp(kind: OpKind, _inv: Invocation, request: unknown, ctx: CapabilityContext): Promise<unknown> {
+export async function performOp(kind: OpKind, _inv: Invocation, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
@@ -44,7 +46,9 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
       return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
     case 'http.fetch':
-      throw new UnavailableError('fetch/request: outbound HTTP is not available in this kiln version yet (nothing was sent)');
+      return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal);
+    case 'http.read':
+      return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
       throw new UnavailableError('page/context: no browser is configured for this server');
     case 'plugins.call':

@@ -16,7 +16,7 @@ import { wasiImports } from './wasi.js';
 
 export type OpKind =
   | 'commands.run' | 'commands.start' | 'commands.status' | 'commands.stop'
-  | 'http.fetch' | 'browser.call' | 'plugins.call';
+  | 'http.fetch' | 'http.read' | 'browser.call' | 'plugins.call';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -25,9 +25,18 @@ export interface Invocation {
   readonly tool: string;
 }
 
-/** What an instance needs from its host. Capability checks live behind `op`, never in the guest. */
+/** Per-operation extras: a request body, and the signal the guest's abort() fires. */
+export interface OpExtras {
+  body?: Uint8Array;
+  signal: AbortSignal;
+}
+
+/** What an instance needs from its host. Capability checks live behind `op`, never in the guest.
+ *  An op that resolves to a Uint8Array is delivered as bytes (guest.complete-bytes). */
 export interface InstanceHost {
-  op(kind: OpKind, inv: Invocation, request: unknown): Promise<unknown>;
+  op(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras): Promise<unknown>;
+  /** The guest will not read this response body. */
+  discardBody?(body: number): void;
   vars: {
     get(key: string): string | undefined;
     /** Throws a KilnError with the reason when the store refuses. */
@@ -41,9 +50,14 @@ export interface InstanceHost {
 export interface LoadConfig {
   host: 'mcp' | 'bdd' | 'script';
   browser?: boolean;
+  /** For the guest's `process`: the server's platform and pid, and the environment the operator allows. */
+  platform?: string;
+  pid?: number;
+  env?: Record<string, string>;
 }
 
 type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
+type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string };
 
 interface Running extends Invocation {
   resolve(value: unknown): void;
@@ -68,6 +82,7 @@ export class GuestInstance {
   private guest!: Record<string, any>;
   private readonly running = new Map<number, Running>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly aborts = new Map<number, AbortController>();
   private nextOp = 1;
   private dead: GuestCrashError | undefined;
 
@@ -112,6 +127,8 @@ export class GuestInstance {
     if (!this.dead) this.dead = reason;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const a of this.aborts.values()) a.abort();
+    this.aborts.clear();
     for (const r of this.running.values()) r.reject(this.dead);
     this.running.clear();
   }
@@ -128,23 +145,27 @@ export class GuestInstance {
     }
   }
 
-  private deliver(op: number, outcome: Outcome): void {
+  private deliver(op: number, outcome: Outcome | BytesOutcome): void {
+    this.aborts.delete(op);
     if (this.dead) return;
     try {
-      this.enter(() => this.guest.complete(op, outcome));
+      if (outcome.val instanceof Uint8Array) this.enter(() => this.guest.completeBytes(op, outcome));
+      else this.enter(() => this.guest.complete(op, outcome));
     } catch {
       // the instance is dead now; `dispose` already failed everything pending
     }
   }
 
-  private startOp(kind: OpKind, inv: number, requestJson: string): number {
+  private startOp(kind: OpKind, inv: number, requestJson: string, body?: Uint8Array): number {
     const op = this.nextOp++;
     const running = this.running.get(inv);
+    const abort = new AbortController();
+    this.aborts.set(op, abort);
     const work = running
-      ? Promise.resolve().then(() => this.host.op(kind, running, JSON.parse(requestJson)))
+      ? Promise.resolve().then(() => this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal }))
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(
-      (v) => this.deliver(op, { tag: 'ok', val: JSON.stringify(v ?? null) }),
+      (v) => this.deliver(op, v instanceof Uint8Array ? { tag: 'ok', val: v } : { tag: 'ok', val: JSON.stringify(v ?? null) }),
       (e) => this.deliver(op, { tag: 'err', val: errorText(e) }),
     );
     return op;
@@ -157,7 +178,12 @@ export class GuestInstance {
       'kiln:extension/commands': {
         run: op('commands.run'), start: op('commands.start'), status: op('commands.status'), stop: op('commands.stop'),
       },
-      'kiln:extension/http': { fetch: op('http.fetch'), abort: (_op: number) => {} },
+      'kiln:extension/http': {
+        fetch: (inv: number, request: string, body: Uint8Array) => this.startOp('http.fetch', inv, request, body),
+        read: (inv: number, body: number) => this.startOp('http.read', inv, JSON.stringify({ body })),
+        abort: (op: number) => this.aborts.get(op)?.abort(),
+        discard: (body: number) => this.host.discardBody?.(body),
+      },
       'kiln:extension/browser': { call: op('browser.call') },
       'kiln:extension/plugins': { call: op('plugins.call') },
       'kiln:extension/vars': {
@@ -182,6 +208,15 @@ export class GuestInstance {
           }, ms);
           this.timers.add(t);
           return op;
+        },
+        parseUrl: (input: string, base: string | undefined) => {
+          try {
+            const u = base === undefined ? new URL(input) : new URL(input, base);
+            const { href, protocol, username, password, host, hostname, port, pathname, search, hash, origin } = u;
+            return JSON.stringify({ href, protocol, username, password, host, hostname, port, pathname, search, hash, origin });
+          } catch {
+            throw { payload: `Invalid URL: ${input.slice(0, 200)}` };
+          }
         },
         finish: (inv: number, outcome: Outcome) => {
           const r = this.running.get(inv);

@@ -15,7 +15,7 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.ceiling },
+    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -29,7 +29,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
-        granted: { commands: grantedCommands(t.allow, ext.artifact.manifest.source.name, registry.ceiling) },
+        granted: { commands: grantedCommands(t.allow, ext.artifact.manifest.source.name, registry.policy.commands) },
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null } : {}),
       })),
     })),

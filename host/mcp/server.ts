@@ -28,7 +28,7 @@ export class McpHost {
     if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
     let s = this.sessions.get(name);
     if (!s) {
-      s = new Session(name, this.registry.engine, 'mcp', (ext, level, message) => this.log(`[${ext.artifact.manifest.source.name} ${level}] ${message}`));
+      s = new Session(name, this.registry.engine, 'mcp', (ext, level, message) => this.log(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), this.registry.policy);
       this.sessions.set(name, s);
     }
     return s;

@@ -1,0 +1,241 @@
+// Performing what capabilities/net.ts allows: a session's outbound HTTP, on undici.
+//
+// Invariants:
+//  - Every hop is checked before it is made: the first URL and each redirect target, against the allow.net
+//    of the tool that started the request (undici never follows a redirect by itself).
+//  - With `denyPrivate`, the address a name resolves to is checked inside the connection's own DNS lookup,
+//    so the checked address is the one connected to (no rebinding between check and connect).
+//  - A response body reaches the guest chunk by chunk, only when the guest asks for the next one; past
+//    `maxResponseBytes` the body is destroyed and the read fails. Nothing is buffered whole on the host.
+//  - A body belongs to the extension whose handler fetched it; no other extension can read it.
+//  - Cookies are kept per session, shared by `fetch` and `request`, and sent only where RFC 6265 says.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+import { CookieJar } from 'tough-cookie';
+import { Agent, request } from 'undici';
+import { KilnError, PermissionError } from '../errors.js';
+import { addressAllowed, checkUrl, normaliseHost, type NetPolicy } from './net.js';
+
+export class HttpError extends KilnError {
+  override name = 'HttpError';
+}
+
+export class AbortError extends KilnError {
+  override name = 'AbortError';
+}
+
+export interface FetchRequest {
+  url: string;
+  method: string;
+  headers: [string, string][];
+  redirect: 'follow' | 'error' | 'manual';
+}
+
+export interface FetchHead {
+  status: number;
+  statusText: string;
+  url: string;
+  redirected: boolean;
+  headers: [string, string][];
+  body: number;
+}
+
+/** Request headers the guest may not set: the host frames the connection itself. */
+const FORBIDDEN = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
+
+interface OpenBody {
+  owner: string;
+  iterator: AsyncIterator<Buffer>;
+  destroy(): void;
+  received: number;
+}
+
+function parseRequest(v: unknown): FetchRequest {
+  const r = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+  if (typeof r.url !== 'string') throw new HttpError('fetch needs a URL');
+  const method = typeof r.method === 'string' ? r.method.toUpperCase() : 'GET';
+  if (!/^[A-Z]{1,16}$/.test(method) || method === 'CONNECT' || method === 'TRACE') throw new HttpError(`fetch: method ${method} is not allowed`);
+  const headers = Array.isArray(r.headers)
+    ? r.headers.filter((h): h is [string, string] => Array.isArray(h) && typeof h[0] === 'string' && typeof h[1] === 'string')
+    : [];
+  const redirect = r.redirect === 'error' || r.redirect === 'manual' ? r.redirect : 'follow';
+  return { url: r.url, method, headers, redirect };
+}
+
+function headerPairs(raw: Record<string, string | string[] | undefined>): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue;
+    for (const x of Array.isArray(v) ? v : [v]) out.push([k.toLowerCase(), x]);
+  }
+  return out;
+}
+
+/** One session's HTTP state: cookie jar, open bodies, requests in flight. */
+export class HttpSession {
+  readonly jar = new CookieJar();
+  private readonly bodies = new Map<number, OpenBody>();
+  private nextBody = 1;
+  private inFlight = 0;
+  private agent?: Agent;
+
+  constructor(private readonly policy: NetPolicy) {}
+
+  private dispatcher(): Agent {
+    const policy = this.policy;
+    this.agent ??= new Agent({
+      headersTimeout: policy.timeoutMs,
+      bodyTimeout: policy.timeoutMs,
+      connect: {
+        // Check the resolved address inside the connection's own lookup: what is checked is what is used.
+        lookup: (hostname: string, options: any, callback: any) => {
+          dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+            if (err) return callback(err);
+            const allowed = addresses.filter((a) => addressAllowed(a.address, policy));
+            if (allowed.length === 0) {
+              return callback(new PermissionError(`${hostname} resolves to ${addresses.map((a) => a.address).join(', ')}, a private or loopback address, which the operator forbids ([net] denyPrivate)`));
+            }
+            if (options?.all) return callback(null, allowed);
+            callback(null, allowed[0].address, allowed[0].family);
+          });
+        },
+      },
+    });
+    return this.agent;
+  }
+
+  /** checkUrl, plus the operator's address rule for IP literals (names are checked at DNS lookup). */
+  private check(tool: string, href: string, net: string[]): URL {
+    const url = checkUrl(tool, href, net, this.policy);
+    const host = normaliseHost(url.hostname);
+    if (isIP(host) && !addressAllowed(host, this.policy)) {
+      throw new PermissionError(`${host} is a private or loopback address, which the operator forbids ([net] denyPrivate)`);
+    }
+    return url;
+  }
+
+  /** Send a request on behalf of `tool` (with its allow.net) and return the response head. */
+  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal): Promise<FetchHead> {
+    const req = parseRequest(raw);
+    let url = this.check(tool, req.url, net);
+    if (this.inFlight >= this.policy.maxConcurrent) {
+      throw new HttpError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
+    }
+    this.inFlight++;
+    let released = false;
+    const release = () => {
+      if (!released) this.inFlight--;
+      released = true;
+    };
+    try {
+      let method = req.method;
+      let payload: Uint8Array | undefined = body.length ? body : undefined;
+      const headers = req.headers.filter(([k]) => !FORBIDDEN.has(k.toLowerCase()));
+      for (let hop = 0; ; hop++) {
+        const cookie = await this.jar.getCookieString(url.href);
+        const sent = cookie ? [...headers.filter(([k]) => k.toLowerCase() !== 'cookie'), ['cookie', cookie] as [string, string]] : headers;
+        const res = await request(url, {
+          method: method as any,
+          headers: sent.flat(),
+          body: payload,
+          dispatcher: this.dispatcher(),
+          signal,
+          maxRedirections: 0,
+        }).catch((e: any) => {
+          if (signal.aborted) throw new AbortError('the request was aborted');
+          if (e instanceof PermissionError) throw e;
+          const cause = e?.cause instanceof PermissionError ? e.cause : undefined;
+          if (cause) throw cause;
+          throw new HttpError(`${method} ${url.host}: ${e?.code ? `${e.code} ` : ''}${e?.message ?? e}`);
+        });
+        const resHeaders = headerPairs(res.headers as Record<string, string | string[]>);
+        for (const [k, v] of resHeaders) if (k === 'set-cookie') await this.jar.setCookie(v, url.href, { ignoreError: true });
+        const location = resHeaders.find(([k]) => k === 'location')?.[1];
+        const isRedirect = [301, 302, 303, 307, 308].includes(res.statusCode) && location !== undefined;
+        if (isRedirect && req.redirect !== 'manual') {
+          await res.body.dump().catch(() => {});
+          if (req.redirect === 'error') throw new HttpError(`${url.href} redirected to ${location}, and the request said redirect: "error"`);
+          if (hop >= this.policy.maxRedirects) throw new HttpError(`more than ${this.policy.maxRedirects} redirects`);
+          let next: URL;
+          try {
+            next = new URL(location!, url);
+          } catch {
+            throw new HttpError(`${url.href} redirected to an invalid URL`);
+          }
+          url = this.check(tool, next.href, net); // the same rules, on every hop
+          if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+            method = 'GET';
+            payload = undefined;
+          }
+          continue;
+        }
+        const id = this.nextBody++;
+        const stream = res.body;
+        this.bodies.set(id, {
+          owner,
+          iterator: stream[Symbol.asyncIterator](),
+          destroy: () => {
+            stream.destroy();
+            release();
+          },
+          received: 0,
+        });
+        stream.once('close', release);
+        return {
+          status: res.statusCode,
+          statusText: STATUS_CODES[res.statusCode] ?? '',
+          url: url.href,
+          redirected: hop > 0,
+          headers: resHeaders,
+          body: id,
+        };
+      }
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+
+  /** The next chunk of a body (empty at the end). */
+  async read(owner: string, id: number, signal: AbortSignal): Promise<Uint8Array> {
+    const b = this.bodies.get(id);
+    if (!b || b.owner !== owner) throw new HttpError('this response body is not open (already read, cancelled, or not yours)');
+    const onAbort = () => b.destroy();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const { value, done } = await b.iterator.next();
+      if (signal.aborted) throw new AbortError('reading the body was aborted');
+      if (done) {
+        this.discard(owner, id);
+        return new Uint8Array();
+      }
+      b.received += value.length;
+      if (b.received > this.policy.maxResponseBytes) {
+        this.discard(owner, id);
+        throw new HttpError(`the response body is larger than ${this.policy.maxResponseBytes} bytes (the server's [net] maxResponseBytes)`);
+      }
+      return value;
+    } catch (e) {
+      if (signal.aborted) throw new AbortError('reading the body was aborted');
+      if (e instanceof KilnError) throw e;
+      this.discard(owner, id);
+      throw new HttpError(`reading the body failed: ${(e as Error)?.message ?? e}`);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  discard(owner: string, id: number): void {
+    const b = this.bodies.get(id);
+    if (!b || b.owner !== owner) return;
+    this.bodies.delete(id);
+    b.destroy();
+  }
+
+  close(): void {
+    for (const b of this.bodies.values()) b.destroy();
+    this.bodies.clear();
+    void this.agent?.close().catch(() => {});
+  }
+}

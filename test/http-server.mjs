@@ -1,0 +1,66 @@
+// A real HTTP server on 127.0.0.1 for the net tests. It records every request it sees, so a test can
+// prove that a refused request never reached it.
+import http from 'node:http';
+
+export async function startServer(t) {
+  const hits = [];
+  const closed = []; // urls whose client went away mid-response
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    hits.push({ method: req.method, path: url.pathname, headers: req.headers });
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      switch (url.pathname) {
+        case '/hello':
+          res.writeHead(200, { 'content-type': 'application/json', 'x-multi': 'one', 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] });
+          return res.end(JSON.stringify({ hello: 'world' }));
+        case '/redirect':
+          res.writeHead(302, { location: url.searchParams.get('to') });
+          return res.end();
+        case '/slow':
+          return setTimeout(() => res.end('slow'), Number(url.searchParams.get('ms') ?? 400));
+        case '/big': {
+          const total = Number(url.searchParams.get('mb')) * 1024 * 1024;
+          const block = Buffer.alloc(64 * 1024, 120);
+          let sent = 0;
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          const pump = () => {
+            while (sent < total) {
+              const n = Math.min(block.length, total - sent);
+              sent += n;
+              if (!res.write(block.subarray(0, n))) return res.once('drain', pump);
+            }
+            res.end();
+          };
+          return pump();
+        }
+        case '/endless': {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.write(Buffer.alloc(1024, 97));
+          const timer = setInterval(() => res.write(Buffer.alloc(1024, 98)), 20);
+          res.on('close', () => { clearInterval(timer); closed.push(url.pathname); });
+          return;
+        }
+        case '/echo':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ method: req.method, query: url.search, headers: req.headers, body: body.toString('latin1') }));
+        case '/login':
+          res.writeHead(200, { 'set-cookie': 'sid=s3cret; Path=/; HttpOnly' });
+          return res.end('ok');
+        case '/me':
+          return res.end(req.headers.cookie ?? '(no cookie)');
+        case '/hang':
+          return;
+        default:
+          res.writeHead(404);
+          return res.end('not found');
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t?.after(() => { server.closeAllConnections?.(); server.close(); });
+  const port = server.address().port;
+  return { port, base: `http://127.0.0.1:${port}`, hits, closed, count: (path) => hits.filter((h) => h.path === path).length };
+}
