@@ -41,6 +41,7 @@ IMPORT("vars", "keys") extern void imp_vars_keys(void *ret);
 IMPORT("runtime", "log") extern void imp_runtime_log(uint32_t, const char *, size_t);
 IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
 IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
+IMPORT("runtime", "interrupted") extern uint32_t imp_runtime_interrupted(void);
 IMPORT("runtime", "parse-url") extern void imp_runtime_parse_url(const char *, size_t, uint32_t, const char *, size_t, void *ret);
 
 /* A tagged string as the canonical ABI lays out option<string> / result<_, string> / result<string, _>. */
@@ -337,11 +338,21 @@ static JSValue make_natives(void) {
  * RangeError, well before the real one. */
 #define JS_STACK_LIMIT (512u * 1024u)
 
+/* QuickJS calls this every JS_INTERRUPT_COUNTER_INIT (10000) steps; non-zero stops the running code. */
+static int interrupt_handler(JSRuntime *r, void *opaque) {
+  (void)r; (void)opaque;
+  return imp_runtime_interrupted() != 0;
+}
+
+/* Polled by the patched regexp engine (see scripts/build-engine.mjs): a pattern stops at the deadline too. */
+int lre_check_timeout(void) { return imp_runtime_interrupted() != 0; }
+
 static void ensure_runtime(void) {
   if (rt) return;
   rt = JS_NewRuntime();
   if (!rt) abort();
   JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
+  JS_SetInterruptHandler(rt, interrupt_handler, NULL);
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
   internal = JS_UNDEFINED;
@@ -391,6 +402,17 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len) {
   JSValue factory = eval_bytecode(image + 8, prelude_len);
   if (JS_IsException(factory)) { free_owned(config, config_len); return ret_exception(); }
   JSValue args[2] = {make_natives(), JS_NewStringLen(ctx, config, config_len)};
+  {
+    /* The heap limit comes from the host's config; apply it before any extension code runs. */
+    char *text = dup_bytes(config, config_len); /* the parser wants a NUL after the text */
+    JSValue cfg = JS_ParseJSON(ctx, text, config_len, "config");
+    free(text);
+    JSValue lim = JS_GetPropertyStr(ctx, cfg, "memoryLimit");
+    double limit = 0;
+    if (JS_IsNumber(lim) && JS_ToFloat64(ctx, &limit, lim) == 0 && limit > 0) JS_SetMemoryLimit(rt, (size_t)limit);
+    JS_FreeValue(ctx, lim);
+    JS_FreeValue(ctx, cfg);
+  }
   free_owned(config, config_len);
   internal = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
   JS_FreeValue(ctx, factory);

@@ -16,13 +16,19 @@
 //
 //   [scripting]
 //   allowEnv = ["TZ"]           # server env names a guest's process.env may show
+//
+//   [limits]
+//   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
+//   memoryLimitBytes = 67108864 # each extension's guest heap
+//   [limits.memory]             # per extension file name
+//   "big.ts" = 268435456
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
-import type { OperatorPolicy } from './policy.js';
+import { DEFAULT_LIMITS, type Limits, type OperatorPolicy } from './policy.js';
 
 export interface KilnConfig {
   /** Absolute paths of the files and directories to load. */
@@ -47,11 +53,16 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`extensions\` must be a list of paths`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'commands', 'net', 'scripting', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'commands', 'net', 'scripting', 'limits', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
-    policy: { commands: readCeiling(file, doc.commands), net: readNet(file, doc.net), allowEnv: readAllowEnv(file, doc.scripting) },
+    policy: {
+      commands: readCeiling(file, doc.commands),
+      net: readNet(file, doc.net),
+      allowEnv: readAllowEnv(file, doc.scripting),
+      limits: readLimits(file, doc.limits),
+    },
   };
 }
 
@@ -71,6 +82,27 @@ function readNet(file: string, v: unknown): NetPolicy {
     } else {
       throw new ConfigError(`${file}: [net] has an unknown key "${k}"`);
     }
+  }
+  return out;
+}
+
+const MAX_MEMORY = 512 * 1024 * 1024; // the engine's hard ceiling on linear memory
+
+function readLimits(file: string, v: unknown): Limits {
+  if (v === undefined) return DEFAULT_LIMITS;
+  if (!isTable(v)) throw new ConfigError(`${file}: [limits] must be a table`);
+  const positive = (k: string, x: unknown, max = Infinity) => {
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < 1 || x > max) throw new ConfigError(`${file}: [limits] ${k} must be a positive integer${max < Infinity ? ` up to ${max}` : ''}`);
+    return x;
+  };
+  const out: Limits = { ...DEFAULT_LIMITS, memory: {} };
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'timeoutMs') out.timeoutMs = positive(k, x);
+    else if (k === 'memoryLimitBytes') out.memoryLimitBytes = positive(k, x, MAX_MEMORY);
+    else if (k === 'memory') {
+      if (!isTable(x)) throw new ConfigError(`${file}: [limits.memory] must be a table of file name → bytes`);
+      for (const [name, n] of Object.entries(x)) out.memory[name] = positive(`memory."${name}"`, n, MAX_MEMORY);
+    } else throw new ConfigError(`${file}: [limits] has an unknown key "${k}"`);
   }
   return out;
 }

@@ -39,3 +39,13 @@ export class ToolError extends KilnError {
     super(message);
   }
 }
+
+/** A call ran past its time limit; the guest that ran it was discarded. */
+export class TimeoutError extends KilnError {
+  override name = 'TimeoutError';
+}
+
+/** The guest ran out of its memory limit; the guest was discarded. */
+export class MemoryLimitError extends KilnError {
+  override name = 'MemoryLimitError';
+}

@@ -2,14 +2,30 @@
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 
+export interface Limits {
+  /** A call's time limit when its tool declares no timeoutMs (and for scripts). */
+  timeoutMs: number;
+  /** QuickJS heap limit of each extension's guest, in bytes. */
+  memoryLimitBytes: number;
+  /** Per extension file name: its own heap limit. */
+  memory: Record<string, number>;
+}
+
 export interface OperatorPolicy {
   commands: CommandCeiling;
   net: NetPolicy;
   /** Server environment variables a guest's `process.env` may show (when they are set). */
   allowEnv: string[];
+  limits: Limits;
 }
 
-export const DEFAULT_POLICY: OperatorPolicy = { commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [] };
+export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {} };
+
+export const DEFAULT_POLICY: OperatorPolicy = { commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS };
+
+export function memoryLimit(policy: OperatorPolicy, extension: string): number {
+  return Object.hasOwn(policy.limits.memory, extension) ? policy.limits.memory[extension] : policy.limits.memoryLimitBytes;
+}
 
 /** The environment a guest sees: the allowed names that are set on the server, nothing else. */
 export function guestEnv(policy: OperatorPolicy, env: NodeJS.ProcessEnv = process.env): Record<string, string> {

@@ -11,7 +11,7 @@ import type { Builder } from './build/artifact.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
-import { InvalidArgumentsError, KilnError, PermissionError, ToolError } from './errors.js';
+import { InvalidArgumentsError, KilnError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
 import { DEFAULT_POLICY, type OperatorPolicy } from './policy.js';
@@ -40,9 +40,6 @@ function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
   return m;
 }
 
-export class TimeoutError extends KilnError {
-  override name = 'TimeoutError';
-}
 
 export class Registry {
   readonly extensions: LoadedExtension[] = [];
@@ -109,19 +106,24 @@ export class Registry {
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );
-    const run = instance.invoke(name, args ?? {});
+    const limit = entry.manifest.timeoutMs ?? this.policy.limits.timeoutMs;
+    const timedOut = () => new TimeoutError(
+      `tool "${name}" did not finish within ${entry.manifest.timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
+    );
+    const run = instance.invoke(name, args ?? {}, limit);
     const mapped = run.catch(async (e) => {
+      if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
       const m = e instanceof ToolError ? await entry.extension.artifact.mapper() : undefined;
       if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
       throw e;
     });
-    if (!entry.manifest.timeoutMs) return mapped;
+    // A handler waiting on a promise that never settles is not running code: the clock catches it.
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        session.discard(entry.extension, `tool "${name}" exceeded its timeoutMs`);
-        reject(new TimeoutError(`tool "${name}" did not finish within its timeoutMs (${entry.manifest.timeoutMs} ms); the session's guest was reset`));
-      }, entry.manifest.timeoutMs);
+        session.discard(entry.extension, `tool "${name}" exceeded its time limit`);
+        reject(timedOut());
+      }, limit);
     });
     try {
       return await Promise.race([mapped, timeout]);

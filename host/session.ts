@@ -5,7 +5,7 @@ import { ProcessTable } from './capabilities/processes.js';
 import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './engine/instance.js';
 import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, KilnError } from './errors.js';
-import { DEFAULT_POLICY, guestEnv, type OperatorPolicy } from './policy.js';
+import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 
 export const VARS_LIMITS = { keys: 1024, keyBytes: 256, valueBytes: 64 * 1024 };
@@ -62,8 +62,14 @@ export class Session {
       discardBody: (body) => this.http.discard(ext.file, body),
       vars: this.varsStore(),
       log: (level, message) => this.onLog(ext, level, message),
-    });
-    const loaded = instance.load({ host: this.host, platform: process.platform, pid: process.pid, env: guestEnv(this.policy) }) as { tools?: unknown };
+    }, this.policy.limits.timeoutMs);
+    const loaded = instance.load({
+      host: this.host,
+      platform: process.platform,
+      pid: process.pid,
+      env: guestEnv(this.policy),
+      memoryLimit: memoryLimit(this.policy, ext.artifact.manifest.source.name),
+    }) as { tools?: unknown };
     if (this.host === 'mcp') this.checkSameTools(ext, loaded.tools);
     return instance;
   }

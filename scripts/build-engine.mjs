@@ -37,6 +37,15 @@ const PATCHES = [
     file: 'quickjs.c', count: 2,
     from: '#elif defined(EMSCRIPTEN)\n',
     to: '#elif defined(EMSCRIPTEN) || defined(__wasi__)\n' },
+  { // The regexp engine never polls for interrupts, so a catastrophic pattern could run for hours: poll the
+    // host's deadline every 10000 steps of the backtracking loop (lre_check_timeout is in guest/glue.c).
+    file: 'libregexp.c', count: 1,
+    from: 'static intptr_t lre_exec_backtrack(REExecContext *s, uint8_t **capture,',
+    to: 'int lre_check_timeout(void);\nstatic int lre_poll_counter = 10000;\nstatic intptr_t lre_exec_backtrack(REExecContext *s, uint8_t **capture,' },
+  {
+    file: 'libregexp.c', count: 1,
+    from: '    cbuf_type = s->cbuf_type;\n    cbuf_end = s->cbuf_end;\n\n    for(;;) {\n',
+    to: '    cbuf_type = s->cbuf_type;\n    cbuf_end = s->cbuf_end;\n\n    for(;;) {\n        if (--lre_poll_counter <= 0) { lre_poll_counter = 10000; if (lre_check_timeout()) return -1; }\n' },
   { // Stack overflow is a RangeError in the language everyone else implements (V8's wording).
     file: 'quickjs.c', count: 1,
     from: 'return JS_ThrowInternalError(ctx, "stack overflow");',
@@ -47,8 +56,10 @@ const QJS_SOURCES = ['quickjs.c', 'libregexp.c', 'libunicode.c', 'cutils.c', 'li
 const GLUE_SOURCES = ['glue.c', 'rounding.c'];
 const CFLAGS = ['--target=wasm32-wasi', '-O2', '-w', '-fno-ident', '-D_GNU_SOURCE',
   `-DCONFIG_VERSION="${QUICKJS.version}"`, '-DCONFIG_BIGNUM'];
+// --max-memory: a hard ceiling on any instance's linear memory (QuickJS's own limit is set lower per
+// extension at load); past it malloc fails inside the guest, never on the host.
 const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-first',
-  '-Wl,-z,stack-size=1048576', '-Wl,--strip-all', '-lm'];
+  '-Wl,-z,stack-size=1048576', '-Wl,--max-memory=536870912', '-Wl,--strip-all', '-lm'];
 
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
 const log = (msg) => process.stderr.write(`[engine] ${msg}\n`);

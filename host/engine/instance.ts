@@ -10,7 +10,7 @@
 //    inconsistent); failures become op outcomes. Only the `result` imports throw, as the ABI's error value.
 //  - An op is accepted only for an invocation that this instance started and that has not finished.
 //  - After a trap the instance is dead: every pending invocation fails and nothing is delivered to it again.
-import { GuestCrashError, KilnError, ToolError } from '../errors.js';
+import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
@@ -24,6 +24,9 @@ export interface Invocation {
   readonly id: number;
   readonly tool: string;
 }
+
+/** How long one synchronous run of guest code may take when no invocation sets a deadline. */
+export const DEFAULT_RUN_MS = 30_000;
 
 /** Per-operation extras: a request body, and the signal the guest's abort() fires. */
 export interface OpExtras {
@@ -54,15 +57,21 @@ export interface LoadConfig {
   platform?: string;
   pid?: number;
   env?: Record<string, string>;
+  /** QuickJS heap limit in bytes. */
+  memoryLimit?: number;
 }
 
 type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
 type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string };
 
 interface Running extends Invocation {
+  /** performance.now() after which this invocation's code is stopped. */
+  deadline: number;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
+
+const OUT_OF_MEMORY = /^InternalError: out of memory/;
 
 let nextInvocation = 1;
 
@@ -84,12 +93,18 @@ export class GuestInstance {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly aborts = new Map<number, AbortController>();
   private nextOp = 1;
-  private dead: GuestCrashError | undefined;
+  private dead: KilnError | undefined;
+  /** Armed while guest code runs: the interrupt import answers true past it. */
+  private runDeadline = Infinity;
+  private interruptedAt: number | undefined;
+  /** Set when the guest reported running out of memory: it is discarded after the current run. */
+  private outOfMemory = false;
 
-  private constructor(private readonly host: InstanceHost) {}
+  private constructor(private readonly host: InstanceHost, private readonly runLimitMs: number) {}
 
-  static async create(engine: Engine, main: WebAssembly.Module, host: InstanceHost): Promise<GuestInstance> {
-    const self = new GuestInstance(host);
+  /** `runLimitMs`: the deadline of guest code that runs for no invocation (the top level, timers). */
+  static async create(engine: Engine, main: WebAssembly.Module, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
+    const self = new GuestInstance(host, runLimitMs);
     const exports = await engine.instantiate(
       engine.moduleSet(main),
       { ...wasiImports((stream, text) => host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
@@ -113,17 +128,23 @@ export class GuestInstance {
     return this.enter(() => this.guest.compile(source, filename, module)) as Uint8Array;
   }
 
-  /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. */
-  invoke(tool: string, args: unknown): Promise<unknown> {
+  /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
+   *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
+  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
-    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, resolve, reject }));
-    this.enter(() => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
+    const deadline = performance.now() + timeoutMs;
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject }));
+    try {
+      this.enter(() => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
+    } catch {
+      // the instance died; `done` has been rejected with the reason
+    }
     return done;
   }
 
   /** Stop delivering anything to this instance and fail what is still running. */
-  dispose(reason = new GuestCrashError('the guest instance was discarded')): void {
+  dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {
     if (!this.dead) this.dead = reason;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -133,16 +154,37 @@ export class GuestInstance {
     this.running.clear();
   }
 
-  /** Call into the guest; a trap kills the instance. A result-typed export's err becomes a ToolError. */
+  /** Call into the guest; a trap kills the instance. A result-typed export's err becomes a ToolError.
+   *  The run is given the earliest deadline of the invocations in flight; code still running past it is
+   *  interrupted, and the instance discarded, as it is after running out of memory. */
   private enter(fn: () => unknown): unknown {
     if (this.dead) throw this.dead;
+    let deadline = performance.now() + this.runLimitMs;
+    for (const r of this.running.values()) deadline = Math.min(deadline, r.deadline);
+    this.runDeadline = deadline;
+    this.interruptedAt = undefined;
+    let result: unknown;
+    let failure: unknown;
     try {
-      return fn();
+      result = fn();
     } catch (e: any) {
-      if (e && typeof e === 'object' && 'payload' in e && typeof e.payload === 'string') throw toolError(e.payload);
-      this.dispose(new GuestCrashError(`the guest crashed (${e?.message ?? e}); its instance was discarded`));
+      failure = e;
+    } finally {
+      this.runDeadline = Infinity;
+    }
+    if (this.interruptedAt !== undefined) {
+      this.dispose(new TimeoutError('the guest ran past its time limit and was stopped; its globals were reset'));
       throw this.dead;
     }
+    if (this.outOfMemory) {
+      this.dispose(new MemoryLimitError('the guest ran out of its memory limit; its globals were reset'));
+      throw this.dead;
+    }
+    if (failure === undefined) return result;
+    const e = failure as any;
+    if (e && typeof e === 'object' && 'payload' in e && typeof e.payload === 'string') throw toolError(e.payload);
+    this.dispose(new GuestCrashError(`the guest crashed (${e?.message ?? e}); its instance was discarded`));
+    throw this.dead;
   }
 
   private deliver(op: number, outcome: Outcome | BytesOutcome): void {
@@ -209,6 +251,11 @@ export class GuestInstance {
           this.timers.add(t);
           return op;
         },
+        interrupted: () => {
+          if (performance.now() <= this.runDeadline) return false;
+          this.interruptedAt ??= performance.now();
+          return true;
+        },
         parseUrl: (input: string, base: string | undefined) => {
           try {
             const u = base === undefined ? new URL(input) : new URL(input, base);
@@ -223,7 +270,11 @@ export class GuestInstance {
           if (!r) return;
           this.running.delete(inv);
           if (outcome.tag === 'ok') r.resolve(JSON.parse(outcome.val));
-          else r.reject(toolError(outcome.val));
+          else if (this.interruptedAt !== undefined) r.reject(new TimeoutError(`tool "${r.tool}" was stopped at its deadline`));
+          else if (OUT_OF_MEMORY.test(outcome.val)) {
+            this.outOfMemory = true;
+            r.reject(new MemoryLimitError(`tool "${r.tool}" ran out of its memory limit; the session's guest for it was reset`));
+          } else r.reject(toolError(outcome.val));
         },
       },
     };

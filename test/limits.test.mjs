@@ -1,0 +1,79 @@
+// Guests that loop, backtrack or hog memory are stopped, reported with the limit they hit, and replaced by
+// a fresh guest; vars and other sessions are untouched, and the server keeps serving.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { call, fixtures, kiln, mcp, tempDir } from './helpers.mjs';
+
+let artifact;
+before(async () => {
+  artifact = join(mkdtempSync(join(tmpdir(), 'kiln-lim-')), 'lim.wasm');
+  const r = await kiln(['build', join(fixtures, 'limits/lim.ts'), '-o', artifact]);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+async function serve(t, toml) {
+  const args = [artifact];
+  if (toml) {
+    const cfg = join(tempDir(t), 'kiln.toml');
+    writeFileSync(cfg, toml);
+    args.push('--config', cfg);
+  }
+  return (await mcp(t, args)).client;
+}
+
+async function timed(client, tool, meta) {
+  const t0 = Date.now();
+  const r = await call(client, tool, {}, meta);
+  return { ...r, ms: Date.now() - t0 };
+}
+
+test('a tight loop, one after an await, and one that catches everything are all stopped at the deadline', async (t) => {
+  const client = await serve(t);
+  assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 1 });
+  for (const tool of ['lim.spin', 'lim.spinAfterAwait', 'lim.spinCatching']) {
+    const r = await timed(client, tool);
+    assert.equal(r.isError, true, tool);
+    assert.match(r.text, new RegExp(`^TimeoutError: tool "${tool}" did not finish within its timeoutMs \\(300 ms\\); the session's guest was reset`));
+    assert.ok(r.ms < 2000, `${tool} took ${r.ms} ms`);
+    const after = (await call(client, 'lim.state')).json;
+    assert.equal(after.globals, 1, `${tool}: globals were reset`);
+  }
+  assert.equal((await call(client, 'lim.state')).json.vars, 5, 'vars survived every reset');
+});
+
+test('a catastrophic regular expression is stopped at the deadline', async (t) => {
+  const client = await serve(t);
+  const r = await timed(client, 'lim.regex');
+  assert.match(r.text, /^TimeoutError: tool "lim.regex" did not finish within its timeoutMs \(300 ms\)/);
+  assert.ok(r.ms < 2000, `took ${r.ms} ms`);
+  assert.equal((await call(client, 'lim.state')).isError, false);
+});
+
+test("a tool without timeoutMs gets the server's [limits] timeoutMs", async (t) => {
+  const client = await serve(t, '[limits]\ntimeoutMs = 400\n');
+  const r = await timed(client, 'lim.noTimeout');
+  assert.match(r.text, /^TimeoutError: tool "lim.noTimeout" did not finish within the server's \[limits\] timeoutMs \(400 ms\)/);
+});
+
+test('running out of memory is a MemoryLimitError; the next call gets a fresh guest; the limit is per extension', async (t) => {
+  const client = await serve(t, '[limits]\nmemoryLimitBytes = 16777216\n');
+  assert.equal((await call(client, 'lim.state')).json.globals, 1);
+  const r = await call(client, 'lim.hog');
+  assert.equal(r.isError, true);
+  assert.match(r.text, /^MemoryLimitError: tool "lim.hog" ran out of its memory limit/);
+  assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 2 });
+  const bigger = await serve(t, '[limits]\nmemoryLimitBytes = 16777216\n[limits.memory]\n"lim.ts" = 33554432\n');
+  assert.match((await call(bigger, 'lim.hog')).text, /^MemoryLimitError/);
+  const roomy = await call(bigger, 'lim.usage');
+  assert.equal(roomy.isError, false);
+});
+
+test('while one session is stopped for spinning, other sessions keep their state', async (t) => {
+  const client = await serve(t);
+  assert.equal((await call(client, 'lim.state', {}, { session: 'b' })).json.globals, 1);
+  await call(client, 'lim.spin', {}, { session: 'a' });
+  assert.equal((await call(client, 'lim.state', {}, { session: 'b' })).json.globals, 2, "session b's guest was not touched");
+});
