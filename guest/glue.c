@@ -470,6 +470,23 @@ EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size
   free_owned(p, len);
 }
 
+EXPORT("run-script") void exp_run_script(uint32_t inv, uint8_t *bc, size_t bc_len) {
+  if (!loaded || JS_IsUndefined(internal)) {
+    static const char msg[] = "the script host is not loaded";
+    imp_runtime_finish(inv, 1, msg, sizeof msg - 1);
+    free_owned(bc, bc_len);
+    return;
+  }
+  JSValue begin[1] = {JS_NewUint32(ctx, inv)};
+  call_internal("beginScript", 1, begin);
+  JSValue value = eval_bytecode(bc, bc_len);
+  free_owned(bc, bc_len);
+  int ok = !JS_IsException(value);
+  if (!ok) value = JS_GetException(ctx);
+  JSValue end[3] = {JS_NewUint32(ctx, inv), JS_NewBool(ctx, ok), value};
+  call_internal("endScript", 3, end);
+}
+
 EXPORT("complete-bytes") void exp_complete_bytes(uint32_t op, uint32_t is_err, uint8_t *p, size_t len) {
   if (loaded && !JS_IsUndefined(internal)) {
     JSValue payload = is_err ? JS_NewStringLen(ctx, (const char *)p, len) : JS_NewArrayBufferCopy(ctx, p, len);

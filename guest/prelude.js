@@ -197,6 +197,16 @@
       if (ok) p.resolve(text === '' ? undefined : JSON.parse(text));
       else p.reject(hostError(text));
     },
+    beginScript(inv) {
+      current = inv;
+    },
+    endScript(inv, ok, value) {
+      current = inv;
+      if (!ok) { native.finish(inv, false, errorText(value)); return; }
+      Promise.resolve(value)
+        .then((v) => native.finish(inv, true, toJson(v)))
+        .then(undefined, (e) => native.finish(inv, false, errorText(e)));
+    },
     completeBytes(op, ok, payload) {
       const p = pending.get(op);
       if (!p) return;

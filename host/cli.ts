@@ -18,6 +18,9 @@ usage:
   kiln build <file> [-o out.wasm]      compile an extension into a sealed artifact; prints its sha256
   kiln build <file>... [--out-dir DIR]  several at once (each DIR/<name>.wasm)
   kiln inspect <artifact.wasm> [--json] show an artifact's tools, schemas and declared capabilities
+  kiln run <script> [path...] [--config FILE] [--timeout-ms N]
+                                        run a script with the tools of the extensions named (or in
+                                        ./kiln.toml); prints the value of its last expression as JSON
   kiln mcp [path...] [--config FILE]    serve tools over MCP on stdio; paths are files or directories
                                         (scanned recursively); with none, ./kiln.toml is read; the
                                         config also sets the operator's [commands] ceiling
@@ -80,20 +83,50 @@ async function inspect(argv: string[]): Promise<number> {
   return 0;
 }
 
-async function mcp(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
-  let paths = positionals;
+/** Extensions from the named paths and/or a config file (./kiln.toml when none is named and it exists). */
+async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean): Promise<Registry> {
   let config;
-  if (values.config || paths.length === 0) {
-    const file = resolve(values.config ?? 'kiln.toml');
-    if (!values.config && !existsSync(file)) throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
+  const file = resolve(configFile ?? 'kiln.toml');
+  if (configFile || (paths.length === 0 && existsSync(file))) {
     config = readConfig(file);
     paths = [...paths, ...config.extensions];
+  } else if (paths.length === 0 && required) {
+    throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
   }
   const registry = new Registry(await Engine.load(), config?.policy);
   await registry.load(paths);
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);
+  return registry;
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, 'timeout-ms': { type: 'string' } } });
+  const [script, ...paths] = positionals;
+  if (!script) throw new KilnError('kiln run: name a script file');
+  const code = readFileSync(script, 'utf8');
+  const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
+  const registry = await loadRegistry(paths, values.config, false);
+  const { Sessions } = await import('./sessions.js');
+  const { ScriptRunner } = await import('./scripts.js');
+  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), registry.policy, registry.policy.sessions);
+  try {
+    const r = await sessions.run('default', (s) => new ScriptRunner(registry).run(s, code, { timeoutMs, name: basename(script) }));
+    if (r.status === 'ok') {
+      process.stdout.write(JSON.stringify(r.result ?? null) + '\n');
+      return 0;
+    }
+    err(`error: ${r.error!.name}: ${r.error!.message}${r.error!.stack ? `\n${r.error!.stack}` : ''}`);
+    return 1;
+  } finally {
+    sessions.closeAll();
+  }
+}
+
+async function mcp(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
+  const registry = await loadRegistry(positionals, values.config, true);
   err(`kiln: serving ${registry.tools.size} tool(s) from ${registry.extensions.length} extension(s) over stdio`);
   await serveStdio(registry, VERSION);
   return -1; // keep running
@@ -105,6 +138,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'build': return build(rest);
     case 'inspect': return inspect(rest);
     case 'mcp': return mcp(rest);
+    case 'run': return run(rest);
     case undefined: case 'help': case '--help': case '-h':
       process.stdout.write(USAGE);
       return 0;

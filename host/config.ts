@@ -22,13 +22,17 @@
 //   memoryLimitBytes = 67108864 # each extension's guest heap
 //   [limits.memory]             # per extension file name
 //   "big.ts" = 268435456
+//
+//   [sessions]
+//   idleTtlMs = 1800000         # a session idle this long ends (guests, vars, processes, cookies)
+//   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
-import { DEFAULT_LIMITS, type Limits, type OperatorPolicy } from './policy.js';
+import { DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
   /** Absolute paths of the files and directories to load. */
@@ -53,7 +57,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`extensions\` must be a list of paths`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'commands', 'net', 'scripting', 'limits', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -62,6 +66,7 @@ export function readConfig(file: string): KilnConfig {
       net: readNet(file, doc.net),
       allowEnv: readAllowEnv(file, doc.scripting),
       limits: readLimits(file, doc.limits),
+      sessions: readSessions(file, doc.sessions),
     },
   };
 }
@@ -103,6 +108,18 @@ function readLimits(file: string, v: unknown): Limits {
       if (!isTable(x)) throw new ConfigError(`${file}: [limits.memory] must be a table of file name → bytes`);
       for (const [name, n] of Object.entries(x)) out.memory[name] = positive(`memory."${name}"`, n, MAX_MEMORY);
     } else throw new ConfigError(`${file}: [limits] has an unknown key "${k}"`);
+  }
+  return out;
+}
+
+function readSessions(file: string, v: unknown): SessionSettings {
+  if (v === undefined) return DEFAULT_SESSION_SETTINGS;
+  if (!isTable(v)) throw new ConfigError(`${file}: [sessions] must be a table`);
+  const out = { ...DEFAULT_SESSION_SETTINGS };
+  for (const [k, x] of Object.entries(v)) {
+    if (k !== 'idleTtlMs' && k !== 'maxInstances') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}"`);
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ConfigError(`${file}: [sessions] ${k} must be a positive integer`);
+    out[k] = x;
   }
   return out;
 }

@@ -11,17 +11,29 @@ export interface Limits {
   memory: Record<string, number>;
 }
 
+export interface SessionSettings {
+  /** A session unused this long ends. */
+  idleTtlMs: number;
+  /** Live guests across all sessions before idle sessions' guests are freed. */
+  maxInstances: number;
+}
+
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256 };
+
 export interface OperatorPolicy {
   commands: CommandCeiling;
   net: NetPolicy;
   /** Server environment variables a guest's `process.env` may show (when they are set). */
   allowEnv: string[];
   limits: Limits;
+  sessions: SessionSettings;
 }
 
 export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {} };
 
-export const DEFAULT_POLICY: OperatorPolicy = { commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS };
+export const DEFAULT_POLICY: OperatorPolicy = {
+  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS,
+};
 
 export function memoryLimit(policy: OperatorPolicy, extension: string): number {
   return Object.hasOwn(policy.limits.memory, extension) ? policy.limits.memory[extension] : policy.limits.memoryLimitBytes;

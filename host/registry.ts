@@ -11,18 +11,21 @@ import type { Builder } from './build/artifact.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
+import type { GuestInstance } from './engine/instance.js';
 import { InvalidArgumentsError, KilnError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
 import { DEFAULT_POLICY, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
-export const BUILTIN_TOOLS = ['kiln_extensions', 'run_script'];
+export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
 
 export interface LoadedExtension {
   file: string;
   /** "source" when compiled on the fly, "artifact" when loaded from a .wasm file. */
   kind: 'source' | 'artifact';
+  /** Loaded as this host kind instead of the session's (the script guest is "script"). */
+  hostKind?: 'script';
   artifact: OpenArtifact;
 }
 
@@ -95,25 +98,37 @@ export class Registry {
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const mismatch = entry.validate?.(args ?? {});
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const instance = await session.instanceFor(entry.extension, (inv, kind, request, extras) =>
+    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, args ?? {}, limit));
+  }
+
+  /**
+   * Run something in `ext`'s guest in `session` under a deadline: `timeoutMs`, or the server's default.
+   * Code still running at the deadline is interrupted (see engine/instance.ts); a wait that outlasts it is
+   * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError.
+   */
+  async runInSession(
+    session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
+    start: (instance: GuestInstance, limit: number) => Promise<unknown>,
+  ): Promise<unknown> {
+    const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
       performOp(kind, inv, request, extras, {
-        tool: ownManifest(entry.extension, inv.tool),
-        extension: entry.extension.artifact.manifest.source.name,
-        owner: entry.extension.file,
+        tool: ownManifest(ext, inv.tool),
+        extension: ext.artifact.manifest.source.name,
+        owner: ext.file,
         ceiling: this.policy.commands,
         processes: session.processes,
         http: session.http,
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );
-    const limit = entry.manifest.timeoutMs ?? this.policy.limits.timeoutMs;
+    const limit = timeoutMs ?? this.policy.limits.timeoutMs;
+    const what = name === 'run_script' ? 'the script' : `tool "${name}"`;
     const timedOut = () => new TimeoutError(
-      `tool "${name}" did not finish within ${entry.manifest.timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
+      `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
-    const run = instance.invoke(name, args ?? {}, limit);
-    const mapped = run.catch(async (e) => {
+    const mapped = start(instance, limit).catch(async (e) => {
       if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
-      const m = e instanceof ToolError ? await entry.extension.artifact.mapper() : undefined;
+      const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
       if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
       throw e;
     });
@@ -121,7 +136,7 @@ export class Registry {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        session.discard(entry.extension, `tool "${name}" exceeded its time limit`);
+        session.discard(ext, `${what} exceeded its time limit`);
         reject(timedOut());
       }, limit);
     });

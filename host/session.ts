@@ -42,6 +42,23 @@ export class Session {
     return p;
   }
 
+  private readonly logListeners = new Set<(level: string, message: string) => void>();
+
+  /** Also send this session's guest logs to `fn` until the returned function is called. */
+  captureLogs(fn: (level: string, message: string) => void): () => void {
+    this.logListeners.add(fn);
+    return () => this.logListeners.delete(fn);
+  }
+
+  get liveInstances(): number {
+    return this.instances.size;
+  }
+
+  /** Discard every guest of this session (vars, processes and cookies stay). */
+  releaseInstances(reason: string): void {
+    for (const ext of [...this.instances.keys()]) this.discard(ext, reason);
+  }
+
   /** Throw the extension's guest away; the next call gets a fresh one (vars are kept). */
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
@@ -61,16 +78,19 @@ export class Session {
       op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
       discardBody: (body) => this.http.discard(ext.file, body),
       vars: this.varsStore(),
-      log: (level, message) => this.onLog(ext, level, message),
+      log: (level, message) => {
+        this.onLog(ext, level, message);
+        for (const fn of this.logListeners) fn(level, message);
+      },
     }, this.policy.limits.timeoutMs);
     const loaded = instance.load({
-      host: this.host,
+      host: ext.hostKind ?? this.host,
       platform: process.platform,
       pid: process.pid,
       env: guestEnv(this.policy),
       memoryLimit: memoryLimit(this.policy, ext.artifact.manifest.source.name),
     }) as { tools?: unknown };
-    if (this.host === 'mcp') this.checkSameTools(ext, loaded.tools);
+    if ((ext.hostKind ?? this.host) === 'mcp') this.checkSameTools(ext, loaded.tools);
     return instance;
   }
 

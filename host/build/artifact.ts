@@ -31,9 +31,10 @@ export class Builder {
   private compiler?: GuestInstance;
   constructor(readonly engine: Engine) {}
 
-  private async compile(source: string, name: string): Promise<Uint8Array> {
+  /** QuickJS bytecode for `source`, compiled inside the sandbox: a module, or a global script. */
+  async compileSource(source: string, name: string, module: boolean): Promise<Uint8Array> {
     this.compiler ??= await GuestInstance.create(this.engine, this.engine.bareMain(), buildHost);
-    return this.compiler.compile(source, name, true);
+    return this.compiler.compile(source, name, module);
   }
 
   /** Build one extension file. Every failure is an ExtensionLoadError naming the file and, where known, the line. */
@@ -57,7 +58,7 @@ export class Builder {
     };
     let bytecode: Uint8Array;
     try {
-      bytecode = await this.compile(b.code, BUNDLE_PREFIX + name);
+      bytecode = await this.compileSource(b.code, BUNDLE_PREFIX + name, true);
     } catch (e) {
       if (e instanceof ToolError) throw located(e);
       throw e;

@@ -143,6 +143,21 @@ export class GuestInstance {
     return done;
   }
 
+  /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
+   *  against); settles with the script's last expression's value, awaited. */
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = nextInvocation++;
+    const deadline = performance.now() + timeoutMs;
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject }));
+    try {
+      this.enter(() => this.guest.runScript(id, bytecode));
+    } catch {
+      // the instance died; `done` has been rejected with the reason
+    }
+    return done;
+  }
+
   /** Stop delivering anything to this instance and fail what is still running. */
   dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {
     if (!this.dead) this.dead = reason;

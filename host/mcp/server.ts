@@ -4,10 +4,19 @@ import { Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { KilnError, ToolError } from '../errors.js';
 import type { Registry } from '../registry.js';
-import { Session } from '../session.js';
+import { ScriptRunner } from '../scripts.js';
+import { Sessions } from '../sessions.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 
-const SESSION_NAME = /^[\w.:@-]{1,128}$/;
+export const CLOSE_SESSION_TOOL = {
+  name: 'kiln_close_session',
+  description: 'End a session now: its guests, vars, persistent processes and cookies. Default: the session of this call.',
+  inputSchema: {
+    type: 'object' as const,
+    properties: { session: { type: 'string', description: 'the session to close' } },
+    additionalProperties: false,
+  },
+};
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
@@ -20,18 +29,31 @@ export function errorResult(e: unknown): ToolResult {
   return { isError: true, content: [{ type: 'text', text: text.trimEnd() }] };
 }
 
-export class McpHost {
-  private readonly sessions = new Map<string, Session>();
-  constructor(readonly registry: Registry, private readonly log: (line: string) => void) {}
+export const RUN_SCRIPT_TOOL = {
+  name: 'run_script',
+  description: "Run JavaScript or TypeScript in a session's sandbox. The value of its last expression (awaited) is the result; it can call any loaded tool as plugins[name](args) and use vars. Always returns {status, result, logs, error}.",
+  inputSchema: {
+    type: 'object' as const,
+    properties: {
+      code: { type: 'string', description: 'the script' },
+      session: { type: 'string', description: 'the session to run in (default "default")' },
+      timeoutMs: { type: 'integer', minimum: 1, description: "time limit (default: the server's)" },
+    },
+    required: ['code'],
+    additionalProperties: false,
+  },
+};
 
-  session(name: string): Session {
-    if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
-    let s = this.sessions.get(name);
-    if (!s) {
-      s = new Session(name, this.registry.engine, 'mcp', (ext, level, message) => this.log(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), this.registry.policy);
-      this.sessions.set(name, s);
-    }
-    return s;
+export class McpHost {
+  readonly sessions: Sessions;
+  private readonly scripts: ScriptRunner;
+  constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
+    this.sessions = new Sessions(
+      registry.engine, 'mcp',
+      (session, ext, level, message) => this.log(`[${session} ${ext.artifact.manifest.source.name} ${level}] ${message}`),
+      registry.policy, registry.policy.sessions,
+    );
+    this.scripts = new ScriptRunner(registry);
   }
 
   listTools(): { name: string; description?: string; inputSchema: { type: 'object'; [k: string]: unknown } }[] {
@@ -42,24 +64,37 @@ export class McpHost {
         description: t.manifest.description,
         inputSchema: (t.manifest.inputSchema ?? { type: 'object' }) as { type: 'object' },
       }));
-    return [AUDIT_TOOL, ...tools];
+    return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
   }
 
   async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<ToolResult> {
     try {
+      const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
       if (name === AUDIT_TOOL.name) return ok(auditReport(this.registry, args?.include_schema === true));
+      if (name === RUN_SCRIPT_TOOL.name) {
+        // Always a protocol-level success: the script's own outcome is in `status`.
+        const a = args ?? {};
+        const bad = typeof a.code !== 'string' ? 'code must be a string'
+          : a.session !== undefined && typeof a.session !== 'string' ? 'session must be a string'
+          : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
+        if (bad) return ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
+        const target = (a.session as string | undefined) ?? sessionName;
+        return ok(await this.sessions.run(target, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined })));
+      }
+      if (name === CLOSE_SESSION_TOOL.name) {
+        const target = typeof args?.session === 'string' ? args.session : sessionName;
+        return ok({ session: target, closed: this.sessions.close(target) });
+      }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
-      return ok(await this.registry.call(this.session(sessionName), name, args ?? {}));
+      return ok(await this.sessions.run(sessionName, (session) => this.registry.call(session, name, args ?? {})));
     } catch (e) {
       return errorResult(e);
     }
   }
 
   close(): void {
-    for (const s of this.sessions.values()) s.close();
-    this.sessions.clear();
+    this.sessions.closeAll();
   }
 }
 

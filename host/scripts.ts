@@ -1,0 +1,100 @@
+// Scripts (MCP `run_script`, `kiln run`): code compiled through the same pipeline as extensions —
+// TypeScript stripped by sucrase (which keeps line numbers, so stack lines are the script's own), QuickJS
+// bytecode compiled inside the sandbox, cached by content hash — and run in the session's script guest.
+//
+// A script has no capabilities of its own (no commands, no network): it reaches the world only by calling
+// tools through `plugins[name]`, and each of those runs with its own manifest. It shares the session's
+// `vars`, and `kiln.host` is "script".
+import { createHash } from 'node:crypto';
+import { transform } from 'sucrase';
+import type { Builder } from './build/artifact.js';
+import { encodeImage } from './engine/engine.js';
+import { KilnError, ToolError } from './errors.js';
+import type { ToolManifest } from './manifest.js';
+import type { LoadedExtension, Registry } from './registry.js';
+import type { Session } from './session.js';
+
+export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [] } };
+
+export interface ScriptResult {
+  status: 'ok' | 'error';
+  result: unknown;
+  logs: { level: string; message: string }[];
+  error: null | { name: string; message: string; stack: string };
+}
+
+export class ScriptRunner {
+  private readonly cache = new Map<string, Uint8Array>(); // sha256(code) -> bytecode
+  private host?: Promise<LoadedExtension>;
+  private builder?: Builder;
+
+  constructor(private readonly registry: Registry) {}
+
+  private async compiler(): Promise<Builder> {
+    this.builder ??= new (await import('./build/artifact.js')).Builder(this.registry.engine);
+    return this.builder;
+  }
+
+  /** The guest scripts run in: the engine and prelude with an empty module, and no tools. */
+  private scriptHost(): Promise<LoadedExtension> {
+    this.host ??= (async () => {
+      const engine = this.registry.engine;
+      const empty = await (await this.compiler()).compileSource('', 'kiln:script-host', true);
+      const { main } = engine.verify(engine.seal(encodeImage(engine.prelude, empty)));
+      return {
+        file: 'kiln:scripts',
+        kind: 'source',
+        hostKind: 'script',
+        artifact: {
+          file: 'kiln:scripts',
+          sha256: '',
+          manifest: { format: 1, engine: engine.info.id, source: { name: 'script', sha256: '' }, tools: [SCRIPT_TOOL], steps: 0 },
+          module: await WebAssembly.compile(main as BufferSource),
+          mapper: async () => undefined,
+        },
+      } satisfies LoadedExtension;
+    })();
+    return this.host;
+  }
+
+  async compile(code: string, name: string): Promise<Uint8Array> {
+    const key = createHash('sha256').update(name).update('\0').update(code).digest('hex');
+    let bc = this.cache.get(key);
+    if (!bc) {
+      let js: string;
+      try {
+        js = transform(code, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code;
+      } catch (e: any) {
+        throw new ToolError(`SyntaxError: ${e.message}`, `SyntaxError: ${e.message}`);
+      }
+      bc = await (await this.compiler()).compileSource(js, name, false);
+      this.cache.set(key, bc);
+    }
+    return bc;
+  }
+
+  /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */
+  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string } = {}): Promise<ScriptResult> {
+    const logs: ScriptResult['logs'] = [];
+    const stop = session.captureLogs((level, message) => logs.push({ level, message }));
+    try {
+      const bytecode = await this.compile(code, opts.name ?? 'script');
+      const host = await this.scriptHost();
+      const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit) =>
+        instance.runScript(SCRIPT_TOOL.name, bytecode, limit));
+      return { status: 'ok', result, logs, error: null };
+    } catch (e) {
+      if (!(e instanceof KilnError)) throw e;
+      const detail = e instanceof ToolError ? e.detail : `${e.name}: ${e.message}`;
+      const m = /^([A-Za-z]*Error): ([^\n]*)/.exec(detail);
+      return {
+        status: 'error',
+        result: null,
+        logs,
+        error: { name: m?.[1] ?? e.name, message: m?.[2] ?? e.message, stack: detail.split('\n').slice(1).join('\n') },
+      };
+    } finally {
+      stop();
+    }
+  }
+}

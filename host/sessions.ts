@@ -1,0 +1,112 @@
+// The sessions of a server: created on first use, serialised within, reaped when idle.
+//
+// Invariants:
+//  - Calls in one session run one at a time, in arrival order (`run`). A tool calling another through
+//    `plugins[...]` is part of its caller's call and does not queue.
+//  - A session idle for `idleTtlMs` is closed: its guests, vars, persistent processes and cookies go.
+//  - At most `maxInstances` guests are alive across all sessions; past that, the least recently used idle
+//    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
+import type { Engine } from './engine/engine.js';
+import { KilnError } from './errors.js';
+import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
+import type { LoadedExtension } from './registry.js';
+import { Session } from './session.js';
+
+const SESSION_NAME = /^[\w.:@-]{1,128}$/;
+
+interface Entry {
+  session: Session;
+  lastUsed: number;
+  busy: number;
+  queue: Promise<unknown>;
+}
+
+export class Sessions {
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly host: 'mcp' | 'bdd' | 'script',
+    private readonly onLog: (session: string, ext: LoadedExtension, level: string, message: string) => void,
+    private readonly policy: OperatorPolicy = DEFAULT_POLICY,
+    readonly settings: SessionSettings = DEFAULT_SESSION_SETTINGS,
+  ) {
+    this.sweeper = setInterval(() => this.reap(), Math.max(10, Math.min(60_000, settings.idleTtlMs / 4)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  private entry(name: string): Entry {
+    if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
+    let e = this.entries.get(name);
+    if (!e) {
+      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy);
+      e = { session, lastUsed: Date.now(), busy: 0, queue: Promise.resolve() };
+      this.entries.set(name, e);
+    }
+    return e;
+  }
+
+  /** Run `fn` in session `name` after every call queued before it. */
+  run<T>(name: string, fn: (session: Session) => Promise<T>): Promise<T> {
+    const e = this.entry(name);
+    e.busy++;
+    const result = e.queue.then(() => {
+      e.lastUsed = Date.now();
+      return fn(e.session);
+    });
+    e.queue = result.then(
+      () => this.settled(e),
+      () => this.settled(e),
+    );
+    return result;
+  }
+
+  private settled(e: Entry): void {
+    e.busy--;
+    e.lastUsed = Date.now();
+    this.reclaim();
+  }
+
+  /** End a session now: guests, vars, processes and cookies. */
+  close(name: string): boolean {
+    const e = this.entries.get(name);
+    if (!e) return false;
+    this.entries.delete(name);
+    e.session.close();
+    return true;
+  }
+
+  closeAll(): void {
+    clearInterval(this.sweeper);
+    for (const name of [...this.entries.keys()]) this.close(name);
+  }
+
+  /** Close sessions idle past the TTL. */
+  reap(now = Date.now()): void {
+    for (const [name, e] of this.entries) {
+      if (e.busy === 0 && now - e.lastUsed > this.settings.idleTtlMs) this.close(name);
+    }
+  }
+
+  /** Past the instance budget, free the guests of the least recently used idle sessions. */
+  private reclaim(): void {
+    let live = 0;
+    for (const e of this.entries.values()) live += e.session.liveInstances;
+    if (live <= this.settings.maxInstances) return;
+    const idle = [...this.entries.values()].filter((e) => e.busy === 0 && e.session.liveInstances > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const e of idle) {
+      if (live <= this.settings.maxInstances) break;
+      live -= e.session.liveInstances;
+      e.session.releaseInstances('the server reclaimed an idle session');
+    }
+  }
+}
