@@ -26,6 +26,7 @@
 //   [sessions]
 //   idleTtlMs = 1800000         # a session idle this long ends (guests, vars, processes, cookies)
 //   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
+//   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
@@ -117,6 +118,11 @@ function readSessions(file: string, v: unknown): SessionSettings {
   if (!isTable(v)) throw new ConfigError(`${file}: [sessions] must be a table`);
   const out = { ...DEFAULT_SESSION_SETTINGS };
   for (const [k, x] of Object.entries(v)) {
+    if (k === 'isolation') {
+      if (x !== 'worker' && x !== 'inline') throw new ConfigError(`${file}: [sessions] isolation must be "worker" or "inline"`);
+      out.isolation = x;
+      continue;
+    }
     if (k !== 'idleTtlMs' && k !== 'maxInstances') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}"`);
     if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ConfigError(`${file}: [sessions] ${k} must be a positive integer`);
     out[k] = x;

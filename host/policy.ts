@@ -16,9 +16,12 @@ export interface SessionSettings {
   idleTtlMs: number;
   /** Live guests across all sessions before idle sessions' guests are freed. */
   maxInstances: number;
+  /** "worker": each session's guests run on its own thread, so a guest that spins until its deadline holds
+   *  no one else up; "inline": on the caller's thread (cheaper; for embedding and benchmarks). */
+  isolation: 'worker' | 'inline';
 }
 
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256 };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256, isolation: 'worker' };
 
 export interface OperatorPolicy {
   commands: CommandCeiling;

@@ -11,7 +11,7 @@ import type { Builder } from './build/artifact.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
-import type { GuestInstance } from './engine/instance.js';
+import type { GuestHandle } from './engine/remote.js';
 import { InvalidArgumentsError, KilnError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
@@ -108,7 +108,7 @@ export class Registry {
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestInstance, limit: number) => Promise<unknown>,
+    start: (instance: GuestHandle, limit: number) => Promise<unknown>,
   ): Promise<unknown> {
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
       performOp(kind, inv, request, extras, {
@@ -137,6 +137,7 @@ export class Registry {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         session.discard(ext, `${what} exceeded its time limit`);
+        void session.unstick();
         reject(timedOut());
       }, limit);
     });

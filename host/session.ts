@@ -3,17 +3,19 @@
 import { HttpSession } from './capabilities/http.js';
 import { ProcessTable } from './capabilities/processes.js';
 import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './engine/instance.js';
+import { SessionWorker, type GuestHandle } from './engine/remote.js';
 import type { Engine } from './engine/engine.js';
-import { ExtensionLoadError, GuestCrashError, KilnError } from './errors.js';
+import { ExtensionLoadError, GuestCrashError, KilnError, TimeoutError } from './errors.js';
 import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
-
-export const VARS_LIMITS = { keys: 1024, keyBytes: 256, valueBytes: 64 * 1024 };
+import { checkVarsSet } from './vars.js';
 
 export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown, extras: OpExtras) => Promise<unknown>;
 
 export class Session {
-  private readonly instances = new Map<LoadedExtension, Promise<GuestInstance>>();
+  private readonly instances = new Map<LoadedExtension, Promise<GuestHandle>>();
+  /** With worker isolation: the thread this session's guests run on (replaced if it is terminated). */
+  private worker: SessionWorker | undefined;
   readonly vars = new Map<string, string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
@@ -26,11 +28,31 @@ export class Session {
     private readonly host: 'mcp' | 'bdd' | 'script' = 'mcp',
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
+    private readonly spawnWorker: () => SessionWorker = () => new SessionWorker(engine.dir),
   ) {
     this.http = new HttpSession(policy.net);
   }
 
-  async instanceFor(ext: LoadedExtension, onOp: OpHandler): Promise<GuestInstance> {
+  private workerFor(): SessionWorker {
+    if (!this.worker?.running) {
+      this.worker = this.spawnWorker();
+      this.worker.onVars = (op, key, value) => (op === 'set' ? this.vars.set(key, value!) : this.vars.delete(key));
+      this.worker.initVars(this.vars);
+    }
+    return this.worker;
+  }
+
+  /** After a timeout: if the session's worker does not answer within `ms`, a guest holds it (a loop the
+   *  interrupt cannot reach): terminate it. Its guests are lost; vars, processes and cookies are not. */
+  async unstick(ms = 1000): Promise<void> {
+    const w = this.worker;
+    if (w && !(await w.responsive(ms))) {
+      w.terminate(new TimeoutError('the session worker did not respond after a timeout and was terminated'));
+      for (const ext of [...this.instances.keys()]) this.instances.delete(ext);
+    }
+  }
+
+  async instanceFor(ext: LoadedExtension, onOp: OpHandler): Promise<GuestHandle> {
     let p = this.instances.get(ext);
     if (p) {
       const live = await p.catch(() => undefined);
@@ -68,28 +90,45 @@ export class Session {
 
   close(): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
+    this.worker?.terminate(new GuestCrashError('the session ended'));
     this.processes.killAll();
     this.http.close();
     this.vars.clear();
   }
 
-  private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestInstance> {
-    const instance = await GuestInstance.create(this.engine, ext.artifact.module, {
-      op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
-      discardBody: (body) => this.http.discard(ext.file, body),
-      vars: this.varsStore(),
-      log: (level, message) => {
-        this.onLog(ext, level, message);
-        for (const fn of this.logListeners) fn(level, message);
-      },
-    }, this.policy.limits.timeoutMs);
-    const loaded = instance.load({
+  private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestHandle> {
+    const log = (level: string, message: string) => {
+      this.onLog(ext, level, message);
+      for (const fn of this.logListeners) fn(level, message);
+    };
+    const config = {
       host: ext.hostKind ?? this.host,
       platform: process.platform,
       pid: process.pid,
       env: guestEnv(this.policy),
       memoryLimit: memoryLimit(this.policy, ext.artifact.manifest.source.name),
-    }) as { tools?: unknown };
+    };
+    const runLimit = this.policy.limits.timeoutMs;
+    let instance: GuestHandle;
+    let loaded: { tools?: unknown };
+    if (this.policy.sessions.isolation === 'worker') {
+      const remote = await this.workerFor().create(ext.artifact.module, config, runLimit, {
+        op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
+        discardBody: (body) => this.http.discard(ext.file, body),
+        log,
+      });
+      instance = remote.instance;
+      loaded = remote.manifest as { tools?: unknown };
+    } else {
+      const local = await GuestInstance.create(this.engine, ext.artifact.module, {
+        op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
+        discardBody: (body) => this.http.discard(ext.file, body),
+        vars: this.varsStore(),
+        log,
+      }, runLimit);
+      loaded = local.load(config) as { tools?: unknown };
+      instance = local;
+    }
     if ((ext.hostKind ?? this.host) === 'mcp') this.checkSameTools(ext, loaded.tools);
     return instance;
   }
@@ -105,13 +144,10 @@ export class Session {
 
   private varsStore() {
     const vars = this.vars;
-    const bytes = (s: string) => Buffer.byteLength(s);
     return {
       get: (k: string) => vars.get(k),
       set: (k: string, v: string) => {
-        if (bytes(k) > VARS_LIMITS.keyBytes) throw new KilnError(`vars key is over ${VARS_LIMITS.keyBytes} bytes`);
-        if (bytes(v) > VARS_LIMITS.valueBytes) throw new KilnError(`vars value is over ${VARS_LIMITS.valueBytes} bytes`);
-        if (!vars.has(k) && vars.size >= VARS_LIMITS.keys) throw new KilnError(`vars holds at most ${VARS_LIMITS.keys} keys`);
+        checkVarsSet(vars, k, v);
         vars.set(k, v);
       },
       delete: (k: string) => vars.delete(k),

@@ -77,3 +77,27 @@ test('while one session is stopped for spinning, other sessions keep their state
   await call(client, 'lim.spin', {}, { session: 'a' });
   assert.equal((await call(client, 'lim.state', {}, { session: 'b' })).json.globals, 2, "session b's guest was not touched");
 });
+
+test('while one session spins, other sessions keep answering (each session runs on its own thread)', async (t) => {
+  const client = await serve(t);
+  await call(client, 'lim.noop', {}, { session: 'b' }); // b's guest exists before a starts spinning
+  const spinning = call(client, 'lim.spinLong', {}, { session: 'a' });
+  await new Promise((r) => setTimeout(r, 200));
+  const latencies = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = Date.now();
+    assert.equal((await call(client, 'lim.noop', {}, { session: 'b' })).isError, false);
+    latencies.push(Date.now() - t0);
+  }
+  const spun = await spinning;
+  assert.match(spun.text, /^TimeoutError: tool "lim.spinLong" did not finish within its timeoutMs \(3000 ms\)/);
+  // The bench measures the real latency; here we only prove b was never made to wait for a's deadline.
+  assert.ok(Math.max(...latencies) < 1000, `b waited ${Math.max(...latencies)} ms while a spun`);
+});
+
+test('inline isolation (guests on the server thread) keeps the same semantics', async (t) => {
+  const client = await serve(t, '[sessions]\nisolation = "inline"\n');
+  assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 1 });
+  assert.match((await call(client, 'lim.spin')).text, /^TimeoutError/);
+  assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 2 });
+});

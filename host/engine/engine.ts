@@ -56,6 +56,8 @@ export class Engine {
   private compiledMain?: WebAssembly.Module;
 
   private constructor(
+    /** The engine build directory (a session's worker loads the engine from it). */
+    readonly dir: string,
     readonly component: Uint8Array,
     readonly prelude: Uint8Array,
     readonly info: EngineInfo,
@@ -82,7 +84,7 @@ export class Engine {
       ? { id: '', componentSha256: sha256(component), preludeSha256: '', quickjs: { package: '', integrity: '', version: '' } }
       : JSON.parse(readFileSync(file('engine.json'), 'utf8'));
     const bindings = await import(pathToFileURL(file('bindings/engine.js')).href);
-    return new Engine(component, prelude, info, bindings.instantiate as Instantiate);
+    return new Engine(dir, component, prelude, info, bindings.instantiate as Instantiate);
   }
 
   /** The artifact's bytes (before custom sections) for an image. */

@@ -1,0 +1,195 @@
+// The main thread's side of a session's worker (engine/worker.ts): starting it, passing ops to the
+// capability layer and their outcomes back, and terminating it when a guest will not stop.
+import { Worker } from 'node:worker_threads';
+import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import type { Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
+import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
+
+/** What a session holds for one extension's guest, local or in a worker. */
+export interface GuestHandle {
+  readonly alive: boolean;
+  invoke(tool: string, args: unknown, timeoutMs: number): Promise<unknown>;
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number): Promise<unknown>;
+  dispose(reason?: KilnError): void;
+}
+
+export interface RemoteHooks {
+  op(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras): Promise<unknown>;
+  discardBody(body: number): void;
+  log(level: string, message: string): void;
+}
+
+function fromWire(w: WireError): KilnError {
+  switch (w.name) {
+    case 'ToolError': return new ToolError(w.message, w.detail ?? w.message);
+    case 'TimeoutError': return new TimeoutError(w.message);
+    case 'MemoryLimitError': return new MemoryLimitError(w.message);
+    case 'GuestCrashError': return new GuestCrashError(w.message);
+    default: {
+      const e = new KilnError(w.message);
+      e.name = w.name;
+      return e;
+    }
+  }
+}
+
+let nextInstance = 1;
+
+export class RemoteInstance implements GuestHandle {
+  private dead: KilnError | undefined;
+  constructor(private readonly worker: SessionWorker, readonly id: number) {}
+
+  get alive(): boolean {
+    return !this.dead && this.worker.running;
+  }
+
+  kill(reason: KilnError): void {
+    this.dead ??= reason;
+  }
+
+  invoke(tool: string, args: unknown, timeoutMs: number): Promise<unknown> {
+    if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
+    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs });
+  }
+
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number): Promise<unknown> {
+    if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
+    return this.worker.request({ type: 'runScript', id: this.id, tool, bytecode, limit: timeoutMs });
+  }
+
+  dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {
+    if (this.dead) return;
+    this.dead = reason;
+    this.worker.send({ type: 'dispose', id: this.id, error: toWire(reason) });
+  }
+}
+
+type Pending = { resolve(v: unknown): void; reject(e: unknown): void };
+type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
+
+export class SessionWorker {
+  private readonly worker: Worker;
+  private readonly replies = new Map<number, Pending>();
+  private readonly hooks = new Map<number, { hooks: RemoteHooks; instance: RemoteInstance }>();
+  private readonly aborts = new Map<number, AbortController>();
+  private seq = 1;
+  private stopped: KilnError | undefined;
+  readonly ready: Promise<unknown>;
+
+  /** Where the worker's vars changes go: the owning session's copy. */
+  onVars: (op: 'set' | 'delete', key: string, value?: string) => void = () => {};
+
+  constructor(engineDir: string) {
+    this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { kilnWorker: true, engineDir } });
+    this.worker.unref();
+    this.ready = new Promise((resolve, reject) => this.replies.set(0, { resolve, reject }));
+    this.ready.catch(() => {});
+    this.worker.on('message', (m: FromWorker) => this.receive(m));
+    this.worker.on('error', (e) => this.stop(new GuestCrashError(`the session worker failed: ${e.message}`)));
+    this.worker.on('exit', () => this.stop(new GuestCrashError('the session worker stopped')));
+  }
+
+  get running(): boolean {
+    return !this.stopped;
+  }
+
+  send(m: ToWorker): void {
+    if (!this.stopped) this.worker.postMessage(m);
+  }
+
+  /** Send a message that expects a reply; `seq` is filled in here. */
+  request(m: DistributiveOmit<Extract<ToWorker, { seq: number }>, 'seq'>): Promise<unknown> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const seq = this.seq++;
+    const p = new Promise<unknown>((resolve, reject) => this.replies.set(seq, { resolve, reject }));
+    this.worker.postMessage({ ...m, seq });
+    return p;
+  }
+
+  /** Hand the worker the session's vars (a spare worker starts with none). */
+  initVars(vars: Map<string, string>): void {
+    this.send({ type: 'varsInit', entries: [...vars] });
+  }
+
+  async create(module: WebAssembly.Module, config: LoadConfig, runLimitMs: number, hooks: RemoteHooks): Promise<{ instance: RemoteInstance; manifest: unknown }> {
+    await this.ready;
+    const id = nextInstance++;
+    const instance = new RemoteInstance(this, id);
+    this.hooks.set(id, { hooks, instance });
+    try {
+      const manifest = await this.request({ type: 'create', id, module, config, runLimitMs });
+      return { instance, manifest };
+    } catch (e) {
+      this.hooks.delete(id);
+      throw e;
+    }
+  }
+
+  /** Whether the worker answers within `ms` (it cannot while a guest holds it). */
+  async responsive(ms: number): Promise<boolean> {
+    if (this.stopped) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const answer = this.request({ type: 'ping' }).then(() => true, () => false);
+    const ok = await Promise.race([answer, late]);
+    clearTimeout(timer);
+    return ok;
+  }
+
+  /** Stop the thread and every guest on it. */
+  terminate(reason: KilnError): void {
+    this.stop(reason);
+    void this.worker.terminate();
+  }
+
+  private stop(reason: KilnError): void {
+    if (this.stopped) return;
+    this.stopped = reason;
+    for (const p of this.replies.values()) p.reject(reason);
+    this.replies.clear();
+    for (const { instance } of this.hooks.values()) instance.kill(reason);
+    this.hooks.clear();
+    for (const a of this.aborts.values()) a.abort();
+    this.aborts.clear();
+  }
+
+  private receive(m: FromWorker): void {
+    switch (m.type) {
+      case 'reply': {
+        const p = this.replies.get(m.seq);
+        this.replies.delete(m.seq);
+        if (p) m.ok ? p.resolve(m.value) : p.reject(fromWire(m.error!));
+        break;
+      }
+      case 'op': {
+        const h = this.hooks.get(m.id);
+        const abort = new AbortController();
+        this.aborts.set(m.req, abort);
+        const work = h
+          ? Promise.resolve().then(() => h.hooks.op(m.kind as OpKind, m.inv, m.request, { body: m.body, signal: abort.signal }))
+          : Promise.reject(new GuestCrashError('the guest instance is gone'));
+        work.then(
+          (value) => this.send({ type: 'opResult', req: m.req, ok: true, value }),
+          (e) => this.send({ type: 'opResult', req: m.req, ok: false, error: toWire(e) }),
+        ).finally(() => this.aborts.delete(m.req));
+        break;
+      }
+      case 'abort':
+        this.aborts.get(m.req)?.abort();
+        break;
+      case 'discardBody':
+        this.hooks.get(m.id)?.hooks.discardBody(m.body);
+        break;
+      case 'vars':
+        this.onVars(m.op, m.key, m.value);
+        break;
+      case 'log':
+        this.hooks.get(m.id)?.hooks.log(m.level, m.message);
+        break;
+      case 'dead':
+        this.hooks.get(m.id)?.instance.kill(fromWire(m.error));
+        this.hooks.delete(m.id);
+        break;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+// A session's worker thread: it runs the session's guests, so a guest spinning until its deadline holds this
+// thread, never the server's. Everything else stays on the main thread: capability checks and I/O (each op is
+// posted there and its outcome posted back), the registry, the session's processes and cookies.
+//
+// `vars` live here while the worker does (guest reads are synchronous); every change is mirrored to the main
+// thread, which hands the latest copy to the next worker if this one is terminated.
+import { parentPort, workerData } from 'node:worker_threads';
+import { KilnError } from '../errors.js';
+import { checkVarsSet } from '../vars.js';
+import { Engine } from './engine.js';
+import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js';
+
+export type ToWorker =
+  | { type: 'create'; seq: number; id: number; module: WebAssembly.Module; config: LoadConfig; runLimitMs: number }
+  | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number }
+  | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
+  | { type: 'dispose'; id: number; error: WireError }
+  | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
+  | { type: 'ping'; seq: number }
+  | { type: 'varsInit'; entries: [string, string][] };
+
+export type FromWorker =
+  | { type: 'reply'; seq: number; ok: boolean; value?: unknown; error?: WireError }
+  | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
+  | { type: 'abort'; req: number }
+  | { type: 'discardBody'; id: number; body: number }
+  | { type: 'vars'; op: 'set' | 'delete'; key: string; value?: string }
+  | { type: 'log'; id: number; level: string; message: string }
+  | { type: 'dead'; id: number; error: WireError };
+
+/** An error as it crosses threads: its class name, message and (for a ToolError) the guest's detail. */
+export interface WireError {
+  name: string;
+  message: string;
+  detail?: string;
+}
+
+export function toWire(e: unknown): WireError {
+  if (e instanceof KilnError) return { name: e.name, message: e.message, detail: (e as any).detail };
+  return { name: 'Error', message: e instanceof Error ? e.message : String(e) };
+}
+
+if (parentPort && workerData?.kilnWorker) {
+  const port = parentPort;
+  const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+  const engine = await Engine.load(workerData.engineDir);
+  const vars = new Map<string, string>();
+  const instances = new Map<number, GuestInstance>();
+  const ops = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  let nextReq = 1;
+
+  const fromWire = (w: WireError) => {
+    const e = new KilnError(w.message);
+    e.name = w.name;
+    return e;
+  };
+
+  const hostFor = (id: number): InstanceHost => ({
+    op: (kind, inv, request, extras) =>
+      new Promise((resolve, reject) => {
+        const req = nextReq++;
+        ops.set(req, { resolve, reject });
+        extras.signal.addEventListener('abort', () => post({ type: 'abort', req }), { once: true });
+        post({ type: 'op', id, req, kind, inv: { id: inv.id, tool: inv.tool }, request, body: extras.body });
+      }),
+    discardBody: (body) => post({ type: 'discardBody', id, body }),
+    vars: {
+      get: (k) => vars.get(k),
+      set: (k, v) => {
+        checkVarsSet(vars, k, v);
+        vars.set(k, v);
+        post({ type: 'vars', op: 'set', key: k, value: v });
+      },
+      delete: (k) => {
+        const had = vars.delete(k);
+        if (had) post({ type: 'vars', op: 'delete', key: k });
+        return had;
+      },
+      keys: () => [...vars.keys()],
+    },
+    log: (level, message) => post({ type: 'log', id, level, message }),
+  });
+
+  const settle = (seq: number, p: Promise<unknown>) =>
+    p.then(
+      (value) => post({ type: 'reply', seq, ok: true, value }),
+      (e) => post({ type: 'reply', seq, ok: false, error: toWire(e) }),
+    );
+
+  port.on('message', (m: ToWorker) => {
+    switch (m.type) {
+      case 'create':
+        settle(m.seq, (async () => {
+          const instance = await GuestInstance.create(engine, m.module, hostFor(m.id), m.runLimitMs);
+          instances.set(m.id, instance);
+          return instance.load(m.config);
+        })());
+        break;
+      case 'invoke':
+      case 'runScript': {
+        const instance = instances.get(m.id);
+        if (!instance) {
+          post({ type: 'reply', seq: m.seq, ok: false, error: { name: 'GuestCrashError', message: 'the guest instance is gone' } });
+          break;
+        }
+        const run = m.type === 'invoke' ? instance.invoke(m.tool, m.args, m.limit) : instance.runScript(m.tool, m.bytecode, m.limit);
+        settle(m.seq, run.finally(() => {
+          if (!instance.alive) {
+            instances.delete(m.id);
+            post({ type: 'dead', id: m.id, error: { name: 'GuestCrashError', message: 'the guest was discarded' } });
+          }
+        }));
+        break;
+      }
+      case 'dispose':
+        instances.get(m.id)?.dispose(fromWire(m.error));
+        instances.delete(m.id);
+        break;
+      case 'opResult': {
+        const op = ops.get(m.req);
+        ops.delete(m.req);
+        if (op) m.ok ? op.resolve(m.value) : op.reject(fromWire(m.error!));
+        break;
+      }
+      case 'ping':
+        post({ type: 'reply', seq: m.seq, ok: true, value: 'pong' });
+        break;
+      case 'varsInit':
+        vars.clear();
+        for (const [k, v] of m.entries) vars.set(k, v);
+        break;
+    }
+  });
+  post({ type: 'reply', seq: 0, ok: true, value: 'ready' });
+}
