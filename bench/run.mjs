@@ -141,6 +141,73 @@ row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), 
 row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 300 µs',
   `bare MCP SDK server ${fmtUs(median(sdkRaw))}; kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}`);
 
+// ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
+const sessionsArtifact = join(out, 'sessions.wasm');
+execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
+
+async function rawServer(args) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [kiln, 'mcp', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
+  let buf = '';
+  const waiting = new Map();
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const msg = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      waiting.get(msg.id)?.(msg);
+    }
+  });
+  let id = 0;
+  const request = (method, params) => new Promise((resolve) => {
+    const n = ++id;
+    waiting.set(n, resolve);
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: n, method, params }) + '\n');
+  });
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  const callIn = (session, name) => request('tools/call', { name, arguments: {}, _meta: { session } });
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) * 1024;
+  return { callIn, rss, close: () => child.stdin.end() };
+}
+
+{
+  const srv = await rawServer([sessionsArtifact]);
+  await srv.callIn('warm', 'bench.noop');
+  const before = srv.rss();
+  const N = 100;
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) await srv.callIn(`s${i}`, 'bench.noop');
+  const perSec = N / ((performance.now() - t0) / 1000);
+  await new Promise((r) => setTimeout(r, 300));
+  const perSession = (srv.rss() - before) / N;
+  row('new sessions per second (first call in each)', perSec.toFixed(0), '', 'sessions share a pool of worker threads; each gets its own guest');
+  row('RSS per idle session', fmtBytes(perSession), '', `server RSS ${fmtBytes(srv.rss())} with ${N + 1} sessions`);
+  // p50/p99 of a no-op call with 100 sessions calling concurrently
+  const lat = [];
+  for (let round = 0; round < 20; round++) {
+    await Promise.all(Array.from({ length: N }, async (_, i) => {
+      const t = performance.now();
+      await srv.callIn(`s${i}`, 'bench.noop');
+      lat.push((performance.now() - t) * 1000);
+    }));
+  }
+  row('no-op call, 100 concurrent sessions (p50 / p99)', `${fmtUs(median(lat))} / ${fmtMs(pct(lat, 0.99) / 1000)}`, '', '2,000 calls in rounds of 100');
+  // another session's latency while one session spins until its 2 s deadline
+  const spin = srv.callIn('spinner', 'bench.spin');
+  await new Promise((r) => setTimeout(r, 100));
+  const during = [];
+  for (let i = 0; i < 100; i++) {
+    const t = performance.now();
+    await srv.callIn('s1', 'bench.noop');
+    during.push((performance.now() - t) * 1000);
+  }
+  await spin;
+  row('no-op call in another session while one spins (p50 / max)', `${fmtUs(median(during))} / ${fmtMs(Math.max(...during) / 1000)}`, '≤ 50 ms', 'the spinning session is stopped at its 2 s deadline');
+  srv.close();
+}
+
 // ---- the table -------------------------------------------------------------------------------------
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[['metric', 'kiln', 'target', 'peers, same run'], ...rows].map((r) => r[i].length)));
 const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

@@ -3,12 +3,15 @@
 import { HttpSession } from './capabilities/http.js';
 import { ProcessTable } from './capabilities/processes.js';
 import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './engine/instance.js';
-import { SessionWorker, type GuestHandle } from './engine/remote.js';
+import { BUSY_MS, WorkerPool } from './engine/pool.js';
+import type { GuestHandle, SessionWorker } from './engine/remote.js';
 import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, KilnError, TimeoutError } from './errors.js';
 import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { checkVarsSet } from './vars.js';
+
+let nextSessionKey = 1;
 
 export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown, extras: OpExtras) => Promise<unknown>;
 
@@ -16,6 +19,8 @@ export class Session {
   private readonly instances = new Map<LoadedExtension, Promise<GuestHandle>>();
   /** With worker isolation: the thread this session's guests run on (replaced if it is terminated). */
   private worker: SessionWorker | undefined;
+  /** Names this session on its worker (a later session of the same name is another session). */
+  private readonly key = `session-${nextSessionKey++}`;
   readonly vars = new Map<string, string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
@@ -28,18 +33,33 @@ export class Session {
     private readonly host: 'mcp' | 'bdd' | 'script' = 'mcp',
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
-    private readonly spawnWorker: () => SessionWorker = () => new SessionWorker(engine.dir),
+    private readonly pool: WorkerPool = new WorkerPool(engine.dir, 1),
   ) {
     this.http = new HttpSession(policy.net);
   }
 
   private workerFor(): SessionWorker {
     if (!this.worker?.running) {
-      this.worker = this.spawnWorker();
-      this.worker.onVars = (op, key, value) => (op === 'set' ? this.vars.set(key, value!) : this.vars.delete(key));
-      this.worker.initVars(this.vars);
+      if (this.worker) this.leaveWorker();
+      this.worker = this.pool.acquire();
+      this.worker.attach(this.key, this.vars, (op, key, value) => (op === 'set' ? this.vars.set(key, value!) : this.vars.delete(key)));
     }
     return this.worker;
+  }
+
+  private leaveWorker(): void {
+    if (!this.worker) return;
+    this.worker.detach(this.key);
+    this.pool.release(this.worker);
+    this.worker = undefined;
+  }
+
+  /** Before a call: if this session's worker is busy running another session's guest, move elsewhere. */
+  avoidBusyWorker(): void {
+    if (this.worker && this.worker.busyMs() > BUSY_MS) {
+      this.releaseInstances('its worker was busy with another session');
+      this.leaveWorker();
+    }
   }
 
   /** After a timeout: if the session's worker does not answer within `ms`, a guest holds it (a loop the
@@ -47,7 +67,7 @@ export class Session {
   async unstick(ms = 1000): Promise<void> {
     const w = this.worker;
     if (w && !(await w.responsive(ms))) {
-      w.terminate(new TimeoutError('the session worker did not respond after a timeout and was terminated'));
+      w.terminate(new TimeoutError('the worker did not respond after a timeout and was terminated'));
       for (const ext of [...this.instances.keys()]) this.instances.delete(ext);
     }
   }
@@ -90,7 +110,7 @@ export class Session {
 
   close(): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
-    this.worker?.terminate(new GuestCrashError('the session ended'));
+    this.leaveWorker();
     this.processes.killAll();
     this.http.close();
     this.vars.clear();
@@ -112,7 +132,7 @@ export class Session {
     let instance: GuestHandle;
     let loaded: { tools?: unknown };
     if (this.policy.sessions.isolation === 'worker') {
-      const remote = await this.workerFor().create(ext.artifact.module, config, runLimit, {
+      const remote = await this.workerFor().create(this.key, ext.artifact.module, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.http.discard(ext.file, body),
         log,

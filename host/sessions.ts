@@ -7,7 +7,7 @@
 //  - At most `maxInstances` guests are alive across all sessions; past that, the least recently used idle
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
 import type { Engine } from './engine/engine.js';
-import { SessionWorker } from './engine/remote.js';
+import { WorkerPool } from './engine/pool.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
 import type { LoadedExtension } from './registry.js';
@@ -25,8 +25,8 @@ interface Entry {
 export class Sessions {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
-  /** A worker started ahead of need, so a new session does not wait for a thread to boot. */
-  private spare: SessionWorker | undefined;
+  /** The threads the sessions' guests run on (with worker isolation). */
+  private readonly pool: WorkerPool;
 
   constructor(
     private readonly engine: Engine,
@@ -37,6 +37,8 @@ export class Sessions {
   ) {
     this.sweeper = setInterval(() => this.reap(), Math.max(10, Math.min(60_000, settings.idleTtlMs / 4)));
     this.sweeper.unref();
+    this.pool = new WorkerPool(engine.dir);
+    if (settings.isolation === 'worker') this.pool.warm();
   }
 
   get size(): number {
@@ -51,17 +53,11 @@ export class Sessions {
     if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
     let e = this.entries.get(name);
     if (!e) {
-      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, () => this.takeWorker());
+      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool);
       e = { session, lastUsed: Date.now(), busy: 0, queue: Promise.resolve() };
       this.entries.set(name, e);
     }
     return e;
-  }
-
-  private takeWorker(): SessionWorker {
-    const w = this.spare?.running ? this.spare : new SessionWorker(this.engine.dir);
-    this.spare = new SessionWorker(this.engine.dir);
-    return w;
   }
 
   /** Run `fn` in session `name` after every call queued before it. */
@@ -70,6 +66,7 @@ export class Sessions {
     e.busy++;
     const result = e.queue.then(() => {
       e.lastUsed = Date.now();
+      e.session.avoidBusyWorker();
       return fn(e.session);
     });
     e.queue = result.then(
@@ -97,8 +94,7 @@ export class Sessions {
   closeAll(): void {
     clearInterval(this.sweeper);
     for (const name of [...this.entries.keys()]) this.close(name);
-    this.spare?.terminate(new KilnError('the server is stopping'));
-    this.spare = undefined;
+    this.pool.closeAll();
   }
 
   /** Close sessions idle past the TTL. */

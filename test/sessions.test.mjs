@@ -111,3 +111,12 @@ test('kiln run prints the script value, or fails with the error and its line', a
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /error: TypeError: cannot read property 'boom' of null\n\s+at <eval> \(bad\.ts:2\)/);
 });
+
+test('vars never cross between sessions, though sessions share worker threads', async (t) => {
+  const client = await serve(t);
+  const names = Array.from({ length: 6 }, (_, i) => `v${i}`);
+  await Promise.all(names.map((s) => call(client, 'sess.set', { v: `value-of-${s}` }, { session: s })));
+  const seen = await Promise.all(names.map((s) => call(client, 'sess.state', {}, { session: s })));
+  assert.deepEqual(seen.map((r) => r.json.vars), names.map((s) => `value-of-${s}`));
+  assert.equal((await call(client, 'sess.state', {}, { session: 'fresh' })).json.vars, null);
+});

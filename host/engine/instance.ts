@@ -48,6 +48,8 @@ export interface InstanceHost {
     keys(): string[];
   };
   log(level: LogLevel, message: string): void;
+  /** Told when guest code starts and stops running on this thread (the worker publishes it). */
+  busy?(running: boolean): void;
 }
 
 export interface LoadConfig {
@@ -180,12 +182,14 @@ export class GuestInstance {
     this.interruptedAt = undefined;
     let result: unknown;
     let failure: unknown;
+    this.host.busy?.(true);
     try {
       result = fn();
     } catch (e: any) {
       failure = e;
     } finally {
       this.runDeadline = Infinity;
+      this.host.busy?.(false);
     }
     if (this.interruptedAt !== undefined) {
       this.dispose(new TimeoutError('the guest ran past its time limit and was stopped; its globals were reset'));

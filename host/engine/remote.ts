@@ -75,12 +75,18 @@ export class SessionWorker {
   private seq = 1;
   private stopped: KilnError | undefined;
   readonly ready: Promise<unknown>;
+  private readonly busyFlag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly epoch = Date.now();
+  /** Sessions placed on this worker (the pool balances on it). */
+  sessions = 0;
 
-  /** Where the worker's vars changes go: the owning session's copy. */
-  onVars: (op: 'set' | 'delete', key: string, value?: string) => void = () => {};
+  /** Where each session's vars changes go: that session's own copy. */
+  private readonly varsListeners = new Map<string, (op: 'set' | 'delete', key: string, value?: string) => void>();
 
   constructor(engineDir: string) {
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { kilnWorker: true, engineDir } });
+    this.worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: { kilnWorker: true, engineDir, busy: this.busyFlag.buffer, epoch: this.epoch },
+    });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => this.replies.set(0, { resolve, reject }));
     this.ready.catch(() => {});
@@ -91,6 +97,12 @@ export class SessionWorker {
 
   get running(): boolean {
     return !this.stopped;
+  }
+
+  /** How long the thread has been running guest code without a break (0: it is not). */
+  busyMs(): number {
+    const since = Atomics.load(this.busyFlag, 0);
+    return since === 0 ? 0 : Date.now() - this.epoch - since;
   }
 
   send(m: ToWorker): void {
@@ -106,18 +118,24 @@ export class SessionWorker {
     return p;
   }
 
-  /** Hand the worker the session's vars (a spare worker starts with none). */
-  initVars(vars: Map<string, string>): void {
-    this.send({ type: 'varsInit', entries: [...vars] });
+  /** Place a session here: the worker gets its vars, and mirrors every change back through `onVars`. */
+  attach(session: string, vars: Map<string, string>, onVars: (op: 'set' | 'delete', key: string, value?: string) => void): void {
+    this.varsListeners.set(session, onVars);
+    this.send({ type: 'varsInit', session, entries: [...vars] });
   }
 
-  async create(module: WebAssembly.Module, config: LoadConfig, runLimitMs: number, hooks: RemoteHooks): Promise<{ instance: RemoteInstance; manifest: unknown }> {
+  detach(session: string): void {
+    this.varsListeners.delete(session);
+    this.send({ type: 'varsDrop', session });
+  }
+
+  async create(session: string, module: WebAssembly.Module, config: LoadConfig, runLimitMs: number, hooks: RemoteHooks): Promise<{ instance: RemoteInstance; manifest: unknown }> {
     await this.ready;
     const id = nextInstance++;
     const instance = new RemoteInstance(this, id);
     this.hooks.set(id, { hooks, instance });
     try {
-      const manifest = await this.request({ type: 'create', id, module, config, runLimitMs });
+      const manifest = await this.request({ type: 'create', id, session, module, config, runLimitMs });
       return { instance, manifest };
     } catch (e) {
       this.hooks.delete(id);
@@ -181,7 +199,7 @@ export class SessionWorker {
         this.hooks.get(m.id)?.hooks.discardBody(m.body);
         break;
       case 'vars':
-        this.onVars(m.op, m.key, m.value);
+        this.varsListeners.get(m.session)?.(m.op, m.key, m.value);
         break;
       case 'log':
         this.hooks.get(m.id)?.hooks.log(m.level, m.message);

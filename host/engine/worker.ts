@@ -2,8 +2,9 @@
 // thread, never the server's. Everything else stays on the main thread: capability checks and I/O (each op is
 // posted there and its outcome posted back), the registry, the session's processes and cookies.
 //
-// `vars` live here while the worker does (guest reads are synchronous); every change is mirrored to the main
-// thread, which hands the latest copy to the next worker if this one is terminated.
+// A worker hosts the guests of several sessions. Each session's `vars` live here, keyed by session, while the
+// session is placed on this worker (guest reads are synchronous); every change is mirrored to the main thread,
+// which hands the latest copy to the next worker the session is placed on.
 import { parentPort, workerData } from 'node:worker_threads';
 import { KilnError } from '../errors.js';
 import { checkVarsSet } from '../vars.js';
@@ -11,20 +12,21 @@ import { Engine } from './engine.js';
 import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js';
 
 export type ToWorker =
-  | { type: 'create'; seq: number; id: number; module: WebAssembly.Module; config: LoadConfig; runLimitMs: number }
+  | { type: 'create'; seq: number; id: number; session: string; module: WebAssembly.Module; config: LoadConfig; runLimitMs: number }
   | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number }
   | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
   | { type: 'dispose'; id: number; error: WireError }
   | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'ping'; seq: number }
-  | { type: 'varsInit'; entries: [string, string][] };
+  | { type: 'varsInit'; session: string; entries: [string, string][] }
+  | { type: 'varsDrop'; session: string };
 
 export type FromWorker =
   | { type: 'reply'; seq: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
   | { type: 'abort'; req: number }
   | { type: 'discardBody'; id: number; body: number }
-  | { type: 'vars'; op: 'set' | 'delete'; key: string; value?: string }
+  | { type: 'vars'; session: string; op: 'set' | 'delete'; key: string; value?: string }
   | { type: 'log'; id: number; level: string; message: string }
   | { type: 'dead'; id: number; error: WireError };
 
@@ -44,7 +46,21 @@ if (parentPort && workerData?.kilnWorker) {
   const port = parentPort;
   const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
   const engine = await Engine.load(workerData.engineDir);
-  const vars = new Map<string, string>();
+  const varsBySession = new Map<string, Map<string, string>>();
+  const varsOf = (session: string) => {
+    let v = varsBySession.get(session);
+    if (!v) varsBySession.set(session, (v = new Map()));
+    return v;
+  };
+  // Since when (ms after workerData.epoch) this thread has been running guest code; 0 when it is not.
+  const busyFlag = new Int32Array(workerData.busy as SharedArrayBuffer);
+  const epoch = workerData.epoch as number;
+  let depth = 0; // guest entries nest (a completion can run inside another entry's host call)
+  const busy = (running: boolean) => {
+    depth += running ? 1 : -1;
+    if (running && depth === 1) Atomics.store(busyFlag, 0, Math.max(1, Date.now() - epoch));
+    if (!running && depth === 0) Atomics.store(busyFlag, 0, 0);
+  };
   const instances = new Map<number, GuestInstance>();
   const ops = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   let nextReq = 1;
@@ -55,7 +71,7 @@ if (parentPort && workerData?.kilnWorker) {
     return e;
   };
 
-  const hostFor = (id: number): InstanceHost => ({
+  const hostFor = (id: number, session: string, vars = varsOf(session)): InstanceHost => ({
     op: (kind, inv, request, extras) =>
       new Promise((resolve, reject) => {
         const req = nextReq++;
@@ -69,16 +85,17 @@ if (parentPort && workerData?.kilnWorker) {
       set: (k, v) => {
         checkVarsSet(vars, k, v);
         vars.set(k, v);
-        post({ type: 'vars', op: 'set', key: k, value: v });
+        post({ type: 'vars', session, op: 'set', key: k, value: v });
       },
       delete: (k) => {
         const had = vars.delete(k);
-        if (had) post({ type: 'vars', op: 'delete', key: k });
+        if (had) post({ type: 'vars', session, op: 'delete', key: k });
         return had;
       },
       keys: () => [...vars.keys()],
     },
     log: (level, message) => post({ type: 'log', id, level, message }),
+    busy,
   });
 
   const settle = (seq: number, p: Promise<unknown>) =>
@@ -91,7 +108,7 @@ if (parentPort && workerData?.kilnWorker) {
     switch (m.type) {
       case 'create':
         settle(m.seq, (async () => {
-          const instance = await GuestInstance.create(engine, m.module, hostFor(m.id), m.runLimitMs);
+          const instance = await GuestInstance.create(engine, m.module, hostFor(m.id, m.session), m.runLimitMs);
           instances.set(m.id, instance);
           return instance.load(m.config);
         })());
@@ -125,9 +142,14 @@ if (parentPort && workerData?.kilnWorker) {
       case 'ping':
         post({ type: 'reply', seq: m.seq, ok: true, value: 'pong' });
         break;
-      case 'varsInit':
+      case 'varsInit': {
+        const vars = varsOf(m.session);
         vars.clear();
         for (const [k, v] of m.entries) vars.set(k, v);
+        break;
+      }
+      case 'varsDrop':
+        varsBySession.delete(m.session);
         break;
     }
   });
