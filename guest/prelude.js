@@ -143,19 +143,22 @@
     });
   }
 
+  // The context's capability objects are made on first use: most handlers touch one of them, or none.
   function makeContext(inv, args) {
-    const commands = Object.freeze({
-      run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
-      start: (name) => hostCall(native.commandsStart, inv, { name }),
-      status: (name) => hostCall(native.commandsStatus, inv, { name }),
-      stop: (name) => hostCall(native.commandsStop, inv, { name }),
-    });
+    let commands, request, page, context;
     return {
       args,
-      commands,
-      request: web.requestClient(() => inv),
-      page: config.browser ? browserHandle(inv, 'page') : undefined,
-      context: config.browser ? browserHandle(inv, 'context') : undefined,
+      get commands() {
+        return (commands ??= Object.freeze({
+          run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
+          start: (name) => hostCall(native.commandsStart, inv, { name }),
+          status: (name) => hostCall(native.commandsStatus, inv, { name }),
+          stop: (name) => hostCall(native.commandsStop, inv, { name }),
+        }));
+      },
+      get request() { return (request ??= web.requestClient(() => inv)); },
+      get page() { return config.browser ? (page ??= browserHandle(inv, 'page')) : undefined; },
+      get context() { return config.browser ? (context ??= browserHandle(inv, 'context')) : undefined; },
     };
   }
 
