@@ -99,55 +99,10 @@ async function mcpLatencies(command, args, tool) {
   await client.close();
   return lat;
 }
-/** The same loop with no SDK on the client side: JSON-RPC lines written and read by hand. */
-async function rawLatencies(command, args, tool) {
+/** A `kiln mcp` (or any) server driven with no SDK on the client side: JSON-RPC lines written and read by hand. */
+async function rawServer(args, command = [kiln, 'mcp']) {
   const { spawn } = await import('node:child_process');
-  const child = spawn(command, args, { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
-  let buf = '';
-  const waiting = new Map();
-  child.stdout.on('data', (d) => {
-    buf += d;
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const msg = JSON.parse(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-      waiting.get(msg.id)?.(msg);
-    }
-  });
-  let id = 0;
-  const request = (method, params) => new Promise((resolve) => {
-    const n = ++id;
-    waiting.set(n, resolve);
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: n, method, params }) + '\n');
-  });
-  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
-  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-  for (let i = 0; i < 300; i++) await request('tools/call', { name: tool, arguments: {} });
-  const lat = [];
-  for (let i = 0; i < 2000; i++) {
-    const t = performance.now();
-    await request('tools/call', { name: tool, arguments: {} });
-    lat.push((performance.now() - t) * 1000);
-  }
-  child.stdin.end();
-  return lat;
-}
-const kilnLat = await mcpLatencies(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop');
-const kilnRaw = await rawLatencies(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop');
-const sdkRaw = await rawLatencies(process.execPath, [join(here, 'peers/mcp-noop-server.mjs')], 'noop');
-const sdkLat = await mcpLatencies(process.execPath, [join(here, 'peers/mcp-noop-server.mjs')], 'noop');
-row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 300 µs',
-  `bare MCP SDK server ${fmtUs(median(sdkLat))}; kiln p99 ${fmtUs(pct(kilnLat, 0.99))}`);
-row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 300 µs',
-  `bare MCP SDK server ${fmtUs(median(sdkRaw))}; kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}`);
-
-// ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
-const sessionsArtifact = join(out, 'sessions.wasm');
-execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
-
-async function rawServer(args) {
-  const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [kiln, 'mcp', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [...command, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
   let buf = '';
   const waiting = new Map();
   child.stdout.on('data', (d) => {
@@ -171,6 +126,30 @@ async function rawServer(args) {
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) * 1024;
   return { callIn, rss, close: () => child.stdin.end() };
 }
+
+async function rawLatencies(srv, tool) {
+  for (let i = 0; i < 300; i++) await srv.callIn('default', tool);
+  const lat = [];
+  for (let i = 0; i < 2000; i++) {
+    const t = performance.now();
+    await srv.callIn('default', tool);
+    lat.push((performance.now() - t) * 1000);
+  }
+  srv.close();
+  return lat;
+}
+const kilnLat = await mcpLatencies(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop');
+const kilnRaw = await rawLatencies(await rawServer([artifactFile]), 'hello.noop');
+const sdkRaw = await rawLatencies(await rawServer([], [join(here, 'peers/mcp-noop-server.mjs')]), 'noop');
+const sdkLat = await mcpLatencies(process.execPath, [join(here, 'peers/mcp-noop-server.mjs')], 'noop');
+row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 300 µs',
+  `bare MCP SDK server ${fmtUs(median(sdkLat))}; kiln p99 ${fmtUs(pct(kilnLat, 0.99))}`);
+row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 300 µs',
+  `bare MCP SDK server ${fmtUs(median(sdkRaw))}; kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}`);
+
+// ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
+const sessionsArtifact = join(out, 'sessions.wasm');
+execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
 
 {
   const srv = await rawServer([sessionsArtifact]);

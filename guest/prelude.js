@@ -177,6 +177,16 @@
     }
   }
 
+  // An op's outcome: its continuation runs as the invocation that started it (see `current`).
+  function settle(op, ok, value) {
+    const p = pending.get(op);
+    if (!p) return;
+    pending.delete(op);
+    current = p.inv;
+    if (ok) p.resolve(value);
+    else p.reject(hostError(value));
+  }
+
   // ---- what the engine calls -----------------------------------------------------------------------
   return {
     manifest() {
@@ -193,12 +203,7 @@
         .then(undefined, (e) => native.finish(inv, false, errorText(e)));
     },
     complete(op, ok, text) {
-      const p = pending.get(op);
-      if (!p) return;
-      pending.delete(op);
-      current = p.inv;
-      if (ok) p.resolve(text === '' ? undefined : JSON.parse(text));
-      else p.reject(hostError(text));
+      settle(op, ok, ok ? (text === '' ? undefined : JSON.parse(text)) : text);
     },
     beginScript(inv) {
       current = inv;
@@ -211,12 +216,7 @@
         .then(undefined, (e) => native.finish(inv, false, errorText(e)));
     },
     completeBytes(op, ok, payload) {
-      const p = pending.get(op);
-      if (!p) return;
-      pending.delete(op);
-      current = p.inv;
-      if (ok) p.resolve(payload);
-      else p.reject(hostError(payload));
+      settle(op, ok, payload);
     },
   };
 })

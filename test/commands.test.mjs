@@ -1,31 +1,18 @@
 // allow.commands through a real extension in a real .wasm artifact, with real processes.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { call, fixtures, kiln, kilnBin, mcp, root, tempDir } from './helpers.mjs';
+import { buildFixture, call, kiln, kilnBin, mcp, root, tempDir, waitUntil } from './helpers.mjs';
 
 let artifact;
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-cmd-'));
-  artifact = join(dir, 'cmd.wasm');
-  const r = await kiln(['build', join(fixtures, 'commands/cmd.ts'), '-o', artifact]);
-  assert.equal(r.code, 0, r.stderr);
+  artifact = await buildFixture('commands/cmd.ts');
 });
 
 /** Command lines of live processes containing `token`. */
 const live = (token) => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(token) && !l.includes('ps -eo'));
-
-async function waitUntil(fn, ms = 3000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await fn()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
 
 const serve = (t, opts = {}) => mcp(t, [artifact, ...(opts.config ? ['--config', opts.config] : [])], opts);
 const run = (client, name, vars) => call(client, 'cmd.run', { name, ...(vars ? { vars } : {}) });
@@ -124,6 +111,7 @@ test('exit codes, output shapes, cwd and a missing program', async (t) => {
   assert.deepEqual((await run(client, 'lines')).json, ['a', 'b']);
   assert.equal((await run(client, 'cwd')).json, '/tmp');
   assert.match((await run(client, 'missingProgram')).text, /^CommandError: command "missingProgram": kiln-no-such-program was not found on PATH/);
+  assert.deepEqual((await call(client, 'cmd.empty')).json, { out: '', type: 'string' });
 });
 
 test('persistent processes: idempotent start, status with output, kinds do not mix, survive a guest reset, stop', async (t) => {

@@ -1,6 +1,6 @@
 // Shared test utilities: run the real CLI, connect a real MCP client over stdio.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,4 +50,33 @@ export async function call(client, name, args = {}, meta) {
   let json;
   try { json = JSON.parse(text); } catch { json = undefined; }
   return { isError: res.isError === true, text, json };
+}
+
+/** Build a fixture extension (path under test/fixtures) into a fresh .wasm artifact; returns its path. */
+export async function buildFixture(rel) {
+  const out = join(mkdtempSync(join(tmpdir(), 'kiln-fixture-')), rel.replace(/[\/]/g, '_').replace(/\.\w+$/, '.wasm'));
+  const r = await kiln(['build', join(fixtures, rel), '-o', out]);
+  if (r.code !== 0) throw new Error(`building ${rel} failed: ${r.stderr}`);
+  return out;
+}
+
+/** A real MCP client on `kiln mcp <artifact>`, with `toml` as its kiln.toml when given. */
+export async function serveArtifact(t, artifact, toml, opts = {}) {
+  const args = [artifact];
+  if (toml) {
+    const cfg = join(tempDir(t), 'kiln.toml');
+    writeFileSync(cfg, toml);
+    args.push('--config', cfg);
+  }
+  return (await mcp(t, args, opts)).client;
+}
+
+/** Poll `fn` until it is truthy or `ms` pass; returns whether it became truthy. */
+export async function waitUntil(fn, ms = 3000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
 }

@@ -1,28 +1,15 @@
 // Guests that loop, backtrack or hog memory are stopped, reported with the limit they hit, and replaced by
 // a fresh guest; vars and other sessions are untouched, and the server keeps serving.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { call, fixtures, kiln, mcp, tempDir } from './helpers.mjs';
+import { buildFixture, call, serveArtifact } from './helpers.mjs';
 
 let artifact;
 before(async () => {
-  artifact = join(mkdtempSync(join(tmpdir(), 'kiln-lim-')), 'lim.wasm');
-  const r = await kiln(['build', join(fixtures, 'limits/lim.ts'), '-o', artifact]);
-  assert.equal(r.code, 0, r.stderr);
+  artifact = await buildFixture('limits/lim.ts');
 });
 
-async function serve(t, toml) {
-  const args = [artifact];
-  if (toml) {
-    const cfg = join(tempDir(t), 'kiln.toml');
-    writeFileSync(cfg, toml);
-    args.push('--config', cfg);
-  }
-  return (await mcp(t, args)).client;
-}
+const serve = (t, toml) => serveArtifact(t, artifact, toml);
 
 async function timed(client, tool, meta) {
   const t0 = Date.now();

@@ -1,38 +1,19 @@
 // allow.net and the guest's web platform, through a real .wasm artifact, against a real HTTP server on
 // 127.0.0.1 that records every hit: "refused before the request was made" means the server saw nothing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { call, fixtures, kiln, mcp, tempDir } from './helpers.mjs';
+import { buildFixture, call, kiln, mcp, serveArtifact, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
 
 let artifact;
 before(async () => {
-  artifact = join(mkdtempSync(join(tmpdir(), 'kiln-net-')), 'web.wasm');
-  const r = await kiln(['build', join(fixtures, 'net/web.ts'), '-o', artifact]);
-  assert.equal(r.code, 0, r.stderr);
+  artifact = await buildFixture('net/web.ts');
 });
 
-async function serve(t, toml) {
-  let args = [artifact];
-  if (toml) {
-    const cfg = join(tempDir(t), 'kiln.toml');
-    writeFileSync(cfg, toml);
-    args = [artifact, '--config', cfg];
-  }
-  return (await mcp(t, args)).client;
-}
+const serve = (t, toml) => serveArtifact(t, artifact, toml);
 
-async function waitUntil(fn, ms = 3000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await fn()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
 
 test('an allowed host is reached; the response is complete and honest', async (t) => {
   const srv = await startServer(t);

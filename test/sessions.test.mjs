@@ -1,28 +1,17 @@
 // Sessions (serialised within, concurrent across, idle TTL, explicit close, reclaiming guests) and scripts
 // (run_script over MCP, kiln run).
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { call, fixtures, kiln, mcp, tempDir } from './helpers.mjs';
+import { buildFixture, call, kiln, serveArtifact, tempDir } from './helpers.mjs';
 
 let artifact;
 before(async () => {
-  artifact = join(mkdtempSync(join(tmpdir(), 'kiln-sess-')), 'sess.wasm');
-  const r = await kiln(['build', join(fixtures, 'sessions/sess.ts'), '-o', artifact]);
-  assert.equal(r.code, 0, r.stderr);
+  artifact = await buildFixture('sessions/sess.ts');
 });
 
-async function serve(t, toml) {
-  const args = [artifact];
-  if (toml) {
-    const cfg = join(tempDir(t), 'kiln.toml');
-    writeFileSync(cfg, toml);
-    args.push('--config', cfg);
-  }
-  return (await mcp(t, args)).client;
-}
+const serve = (t, toml) => serveArtifact(t, artifact, toml);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const script = (client, code, extra = {}) => call(client, 'run_script', { code, ...extra }).then((r) => r.json);
 

@@ -133,27 +133,23 @@ export class GuestInstance {
   /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
    *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
   invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
-    if (this.dead) return Promise.reject(this.dead);
-    const id = nextInvocation++;
-    const deadline = performance.now() + timeoutMs;
-    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject }));
-    try {
-      this.enter(() => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
-    } catch {
-      // the instance died; `done` has been rejected with the reason
-    }
-    return done;
+    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
   }
 
   /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
    *  against); settles with the script's last expression's value, awaited. */
   runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode));
+  }
+
+  /** A new invocation of `tool` with its deadline, started by `enterGuest`; its outcome is the promise. */
+  private start(tool: string, timeoutMs: number, enterGuest: (id: number) => unknown): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
     const deadline = performance.now() + timeoutMs;
     const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject }));
     try {
-      this.enter(() => this.guest.runScript(id, bytecode));
+      this.enter(() => enterGuest(id));
     } catch {
       // the instance died; `done` has been rejected with the reason
     }
