@@ -59,12 +59,15 @@
   let nextTimer = 1;
   function setTimeout(fn, ms = 0, ...args) {
     if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
-    const id = nextTimer++;
     const delay = Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
-    hostCall(() => native.sleep(delay), current, null).then(() => {
+    const op = native.sleep(delay);
+    if (op === 0) throw new RangeError('too many timers and host operations pending in this guest (1024); await some first');
+    const id = nextTimer++;
+    timers.set(id, true);
+    const inv = current;
+    new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject })).then(() => {
       if (timers.delete(id)) fn(...args);
     });
-    timers.set(id, true);
     return id;
   }
   define('setTimeout', setTimeout);

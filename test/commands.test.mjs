@@ -77,6 +77,17 @@ test('undeclared names are refused, even when another tool in the same file decl
   assert.match(none.text, /^PermissionError: tool "cmd.none" did not declare a command named "echoArgv" in allow.commands \(it declares none\)/);
 });
 
+test('a guest cannot flood the host: 16 commands at once per session, 1024 operations in flight per guest', async (t) => {
+  const { client } = await serve(t);
+  const flood = (await call(client, 'cmd.flood')).json;
+  assert.equal(flood.filter((x) => x === 'ok').length, 16);
+  assert.equal(flood.filter((x) => /at most 16 one-shot commands at once/.test(x)).length, 4);
+  assert.ok(await waitUntil(() => live('sleep 0.3').length === 0));
+  const timers = await call(client, 'cmd.timers');
+  assert.equal(timers.isError, false, timers.text);
+  assert.ok(timers.json <= 1024, `${timers.json} timers ran at once`);
+});
+
 test('the environment is scrubbed to PATH and the listed names', async (t) => {
   const { client } = await mcp(t, [artifact], { env: { KILN_TEST_LISTED: 'yes', KILN_TEST_SECRET: 'hidden', AWS_SECRET_ACCESS_KEY: 'nope' } });
   const lines = (await run(client, 'env')).json.split('\n').sort();

@@ -85,7 +85,7 @@ test('aborting mid-body cancels the request on the host; an aborted signal fails
   const client = await serve(t);
   const r = await call(client, 'net.abortMid', { url: `${srv.base}/endless` });
   assert.equal(r.isError, false, r.text);
-  assert.equal(r.json.first, 1024);
+  assert.ok(r.json.first >= 1024, `first chunk ${r.json.first} bytes`); // writes may coalesce under load
   assert.equal(r.json.error, 'AbortError');
   assert.equal(r.json.isDomException, true);
   assert.ok(await waitUntil(() => srv.closed.includes('/endless')), 'the server saw the connection closed');

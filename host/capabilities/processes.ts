@@ -15,6 +15,8 @@ import type { Invocation } from './commands.js';
 export const OUTPUT_LIMIT = 8 * 1024 * 1024;
 export const RING_BYTES = 64 * 1024;
 export const MAX_PERSISTENT = 16;
+/** One-shot commands running at once in a session; past it a call fails at once. */
+export const MAX_RUNNING = 16;
 const STDERR_TAIL = 2048;
 
 export class CommandError extends KilnError {
@@ -73,8 +75,18 @@ function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromi
   } as const) as unknown as ResultPromise;
 }
 
-/** Run a one-shot command to completion and shape its stdout. */
-export async function runOnce(name: string, spec: CommandSpec, inv: Invocation): Promise<unknown> {
+/** Run a one-shot command to completion and shape its stdout. `table` counts the session's running ones. */
+export async function runOnce(name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable): Promise<unknown> {
+  if (table.oneShots >= MAX_RUNNING) throw new CommandError(`a session runs at most ${MAX_RUNNING} one-shot commands at once; await some first`);
+  table.oneShots++;
+  try {
+    return await runToEnd(name, spec, inv);
+  } finally {
+    table.oneShots--;
+  }
+}
+
+async function runToEnd(name: string, spec: CommandSpec, inv: Invocation): Promise<unknown> {
   const child = spawn(inv, spec, true);
   let timedOut = false;
   const timer = spec.timeoutMs
@@ -141,6 +153,8 @@ export interface ProcessStatus {
 /** A session's persistent processes, keyed by extension file, command name and spec. */
 export class ProcessTable {
   private readonly procs = new Map<string, Persistent>();
+  /** One-shot commands running now (see runOnce). */
+  oneShots = 0;
 
   private static key(owner: string, name: string, spec: CommandSpec): string {
     return JSON.stringify([owner, name, spec.run, spec.env, spec.cwd ?? null]);

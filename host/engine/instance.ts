@@ -28,6 +28,9 @@ export interface Invocation {
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
 export const DEFAULT_RUN_MS = 30_000;
 
+/** Host operations (capability calls and timers) one guest may have in flight; past it they fail at once. */
+export const MAX_OPS_IN_FLIGHT = 1024;
+
 /** Per-operation extras: a request body, and the signal the guest's abort() fires. */
 export interface OpExtras {
   body?: Uint8Array;
@@ -213,12 +216,19 @@ export class GuestInstance {
     }
   }
 
+  private get inFlight(): number {
+    return this.aborts.size + this.timers.size;
+  }
+
   private startOp(kind: OpKind, inv: number, requestJson: string, body?: Uint8Array): number {
     const op = this.nextOp++;
     const running = this.running.get(inv);
+    const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
     const abort = new AbortController();
     this.aborts.set(op, abort);
-    const work = running
+    const work = full
+      ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
+      : running
       ? Promise.resolve().then(() => this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal }))
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(
@@ -258,6 +268,7 @@ export class GuestInstance {
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.host.log(level, message),
         sleep: (ms: number) => {
+          if (this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused: setTimeout throws in the guest
           const op = this.nextOp++;
           const t = setTimeout(() => {
             this.timers.delete(t);
