@@ -1,0 +1,124 @@
+// Types for kiln extensions: the globals a guest has (docs/extensions.md). Reference this file from an
+// extension's tsconfig ("types"/"include") or with /// <reference path="…/kiln.d.ts" />.
+export {};
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A declared command: a shell line (run by /bin/sh -c), or a spec. See docs/capabilities.md. */
+type KilnCommand =
+  | string
+  | {
+      run: string | string[];
+      timeoutMs?: number;
+      env?: string[];
+      cwd?: string;
+      output?: 'text' | 'json' | 'lines';
+      persistent?: boolean;
+      allowDash?: string[];
+    };
+
+interface KilnAllow {
+  commands?: Record<string, KilnCommand>;
+  /** Alias of commands. */
+  exec?: Record<string, KilnCommand>;
+  /** Hosts (api.box.com), wildcard suffixes (*.box.com), optionally :port. Absent or empty: no network. */
+  net?: string[];
+}
+
+interface KilnToolManifest<A = any> {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  exposeAsTool?: boolean;
+  timeoutMs?: number;
+  allow?: KilnAllow;
+  handler?: KilnHandler<A>;
+}
+
+interface KilnProcessStatus {
+  running: boolean;
+  pid: number;
+  exitCode: number | null;
+  uptimeMs: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface KilnCommands {
+  run<T = any>(name: string, vars?: Record<string, string | number | boolean>): Promise<T>;
+  start(name: string): Promise<{ name: string; pid: number }>;
+  status(name: string): Promise<KilnProcessStatus>;
+  stop(name: string): Promise<null>;
+}
+
+interface KilnApiResponse {
+  status(): number;
+  statusText(): string;
+  ok(): boolean;
+  url(): string;
+  headers(): Record<string, string>;
+  headersArray(): { name: string; value: string }[];
+  body(): Promise<Uint8Array>;
+  text(): Promise<string>;
+  json<T = any>(): Promise<T>;
+  dispose(): Promise<void>;
+}
+
+interface KilnRequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  data?: unknown;
+  form?: Record<string, string>;
+  multipart?: Record<string, unknown> | FormData;
+  params?: Record<string, string> | URLSearchParams | string;
+  timeout?: number;
+  failOnStatusCode?: boolean;
+  maxRedirects?: number;
+}
+
+interface KilnRequest {
+  fetch(url: string | Request, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  get(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  post(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  put(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  patch(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  delete(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+  head(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
+}
+
+interface KilnContext<A = any> {
+  /** The caller's arguments, already validated against inputSchema. */
+  args: A;
+  commands: KilnCommands;
+  request: KilnRequest;
+  page: any | undefined;
+  context: any | undefined;
+}
+
+type KilnHandler<A = any> = (ctx: KilnContext<A>) => unknown;
+
+declare global {
+  function defineTool<A = any>(manifest: KilnToolManifest<A> & { handler: KilnHandler<A> }): void;
+  function defineTool<A = any>(manifest: KilnToolManifest<A>, handler: KilnHandler<A>): void;
+
+  /** Call any loaded tool; it runs with its own manifest and timeout. */
+  const plugins: Record<string, <T = any>(args?: unknown) => Promise<T>>;
+
+  /** The session's small string store; it outlives resets of the guest's globals. */
+  const vars: {
+    get(key: string): string | undefined;
+    set(key: string, value: string): void;
+    has(key: string): boolean;
+    delete(key: string): boolean;
+    keys(): string[];
+  };
+
+  const kiln: { readonly host: 'mcp' | 'bdd' | 'script'; readonly version: string };
+  /** The same object as `kiln`, for extensions written to the ferridriver contract. */
+  const ferridriver: { readonly host: 'mcp' | 'bdd' | 'script'; readonly version: string };
+
+  /** BDD registrations (recorded; served by the bdd host). */
+  function Given(pattern: string | RegExp, ...rest: unknown[]): void;
+  function When(pattern: string | RegExp, ...rest: unknown[]): void;
+  function Then(pattern: string | RegExp, ...rest: unknown[]): void;
+}
