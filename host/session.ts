@@ -6,7 +6,7 @@ import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './en
 import { BUSY_MS, WorkerPool } from './engine/pool.js';
 import type { GuestHandle, SessionWorker } from './engine/remote.js';
 import type { Engine } from './engine/engine.js';
-import { ExtensionLoadError, GuestCrashError, KilnError, TimeoutError } from './errors.js';
+import { ExtensionLoadError, GuestCrashError, TimeoutError } from './errors.js';
 import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { checkVarsSet } from './vars.js';

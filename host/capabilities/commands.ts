@@ -206,7 +206,7 @@ export function substitute(spec: CommandSpec, vars: unknown): Invocation {
     });
     return { file, args };
   }
-  const line = spec.run.replace(PLACEHOLDER, (whole: string, n: string, offset: number) => {
+  const line = spec.run.replace(PLACEHOLDER, (_whole: string, n: string, offset: number) => {
     const before = offset === 0 ? ' ' : spec.run[offset - 1];
     if (/[\s;&|(]/.test(before)) {
       const refused = dashRefused(n, values.get(n)!, spec);

@@ -2,7 +2,7 @@
 import { KilnError } from '../errors.js';
 import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
-import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
+import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import type { HttpSession } from './http.js';
 import { runOnce, type ProcessTable } from './processes.js';
 
