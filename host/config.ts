@@ -20,6 +20,7 @@
 //   [limits]
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
 //   memoryLimitBytes = 67108864 # each extension's guest heap
+//   maxResultBytes = 4194304    # the largest tool result (JSON) sent to a client
 //   [limits.memory]             # per extension file name
 //   "big.ts" = 268435456
 //
@@ -93,6 +94,7 @@ function readNet(file: string, v: unknown): NetPolicy {
 }
 
 const MAX_MEMORY = 512 * 1024 * 1024; // the engine's hard ceiling on linear memory
+const MAX_RESULT_BYTES = 64 * 1024 * 1024; // clients disconnect on messages much larger than this
 
 function readLimits(file: string, v: unknown): Limits {
   if (v === undefined) return DEFAULT_LIMITS;
@@ -103,7 +105,8 @@ function readLimits(file: string, v: unknown): Limits {
   };
   const out: Limits = { ...DEFAULT_LIMITS, memory: {} };
   for (const [k, x] of Object.entries(v)) {
-    if (k === 'timeoutMs') out.timeoutMs = positive(k, x);
+    if (k === 'timeoutMs') out.timeoutMs = positive(k, x, 2 ** 31 - 1);
+    else if (k === 'maxResultBytes') out.maxResultBytes = positive(k, x, MAX_RESULT_BYTES);
     else if (k === 'memoryLimitBytes') out.memoryLimitBytes = positive(k, x, MAX_MEMORY);
     else if (k === 'memory') {
       if (!isTable(x)) throw new ConfigError(`${file}: [limits.memory] must be a table of file name → bytes`);

@@ -9,6 +9,8 @@ export interface Limits {
   memoryLimitBytes: number;
   /** Per extension file name: its own heap limit. */
   memory: Record<string, number>;
+  /** The largest tool result (as JSON) sent to a client; a larger one is a ResultTooLargeError. */
+  maxResultBytes: number;
 }
 
 export interface SessionSettings {
@@ -32,7 +34,7 @@ export interface OperatorPolicy {
   sessions: SessionSettings;
 }
 
-export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {} };
+export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024 };
 
 export const DEFAULT_POLICY: OperatorPolicy = {
   commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS,

@@ -20,6 +20,9 @@ import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
 
+/** The longest time limit a call can have: what a Node timer can wait. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 export interface LoadedExtension {
   file: string;
   /** "source" when compiled on the fly, "artifact" when loaded from a .wasm file. */
@@ -121,7 +124,8 @@ export class Registry {
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );
-    const limit = timeoutMs ?? this.policy.limits.timeoutMs;
+    // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
+    const limit = Math.min(timeoutMs ?? this.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
     const what = name === 'run_script' ? 'the script' : `tool "${name}"`;
     const timedOut = () => new TimeoutError(
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,

@@ -16,6 +16,9 @@ import type { Session } from './session.js';
 
 export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [] } };
 
+/** Log lines a script's result keeps (the result is also bounded by [limits] maxResultBytes). */
+export const MAX_SCRIPT_LOGS = 1000;
+
 export interface ScriptResult {
   status: 'ok' | 'error';
   result: unknown;
@@ -76,7 +79,11 @@ export class ScriptRunner {
   /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */
   async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string } = {}): Promise<ScriptResult> {
     const logs: ScriptResult['logs'] = [];
-    const stop = session.captureLogs((level, message) => logs.push({ level, message }));
+    let dropped = 0;
+    const stop = session.captureLogs((level, message) => {
+      if (logs.length < MAX_SCRIPT_LOGS) logs.push({ level, message });
+      else if (dropped++ === 0) logs.push({ level: 'warn', message: `[kiln] the script logged more than ${MAX_SCRIPT_LOGS} lines; the rest are not kept` });
+    });
     try {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();

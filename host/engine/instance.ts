@@ -10,7 +10,14 @@
 //    inconsistent); failures become op outcomes. Only the `result` imports throw, as the ABI's error value.
 //  - An op is accepted only for an invocation that this instance started and that has not finished.
 //  - After a trap the instance is dead: every pending invocation fails and nothing is delivered to it again.
+//  - Work does not outlive its call. When an invocation finishes (or fails, or times out), the operations it
+//    started are aborted (their AbortSignal fires: fetches are cancelled, commands killed); when no invocation
+//    is left in flight, every remaining operation and timer is cancelled too, and one started while the guest
+//    is idle never completes. So a guest that has answered uses no CPU and starts nothing until its next call.
+//  - A handler's result is accepted only before its deadline: code stuck in a native call the interrupt cannot
+//    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
@@ -95,9 +102,16 @@ export function toolError(text: string): ToolError {
 export class GuestInstance {
   private guest!: Record<string, any>;
   private readonly running = new Map<number, Running>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly aborts = new Map<number, AbortController>();
+  /** Pending timers by op id. */
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** Pending host operations by op id, with the invocation that started them. */
+  private readonly ops = new Map<number, { inv: number; abort: AbortController }>();
   private nextOp = 1;
+  /** True while the top level runs (`load`): timers may be set, and are cancelled when it ends. */
+  private loading = false;
+  /** Set when a handler reported its result after its deadline: the instance is discarded after the run. */
+  private overran = false;
+  private readonly logs: LogLimiter<LogLevel>;
   private dead: KilnError | undefined;
   /** Armed while guest code runs: the interrupt import answers true past it. */
   private runDeadline = Infinity;
@@ -105,7 +119,9 @@ export class GuestInstance {
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
 
-  private constructor(private readonly host: InstanceHost, private readonly runLimitMs: number) {}
+  private constructor(private readonly host: InstanceHost, private readonly runLimitMs: number) {
+    this.logs = new LogLimiter<LogLevel>(GUEST_LOG_BUDGET, (level, message) => host.log(level, message), 'warn');
+  }
 
   /** `runLimitMs`: the deadline of guest code that runs for no invocation (the top level, timers). */
   static async create(engine: Engine, main: WebAssembly.Module, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
@@ -125,7 +141,13 @@ export class GuestInstance {
 
   /** Run the extension's top level; returns the manifest it registered. */
   load(config: LoadConfig): unknown {
-    return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config))) as string);
+    this.loading = true;
+    try {
+      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config))) as string);
+    } finally {
+      this.loading = false;
+      this.cancelIdleWork();
+    }
   }
 
   /** Compile source to QuickJS bytecode inside the sandbox (build time). */
@@ -162,12 +184,34 @@ export class GuestInstance {
   /** Stop delivering anything to this instance and fail what is still running. */
   dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {
     if (!this.dead) this.dead = reason;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    for (const a of this.aborts.values()) a.abort();
-    this.aborts.clear();
     for (const r of this.running.values()) r.reject(this.dead);
     this.running.clear();
+    this.cancelIdleWork();
+  }
+
+  /** An invocation ended: abort what it started; with none left in flight, cancel everything pending. */
+  private endInvocation(inv: number): void {
+    if (this.running.size === 0) return this.cancelIdleWork();
+    for (const [op, o] of this.ops) {
+      if (o.inv !== inv) continue;
+      this.ops.delete(op);
+      o.abort.abort();
+    }
+  }
+
+  /** No call is in flight (or the instance is gone): nothing it started may go on. */
+  private cancelIdleWork(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    const ops = [...this.ops.values()];
+    this.ops.clear();
+    for (const o of ops) o.abort.abort();
+    this.logs.flush();
+  }
+
+  /** Whether the guest may start work now: a call is in flight, or the top level is running. */
+  private get active(): boolean {
+    return this.running.size > 0 || this.loading;
   }
 
   /** Call into the guest; a trap kills the instance. A result-typed export's err becomes a ToolError.
@@ -198,6 +242,10 @@ export class GuestInstance {
       this.dispose(new MemoryLimitError('the guest ran out of its memory limit; its globals were reset'));
       throw this.dead;
     }
+    if (this.overran) {
+      this.dispose(new TimeoutError('the guest returned after its time limit; its globals were reset'));
+      throw this.dead;
+    }
     if (failure === undefined) return result;
     const e = failure as any;
     if (e && typeof e === 'object' && 'payload' in e && typeof e.payload === 'string') throw toolError(e.payload);
@@ -205,8 +253,9 @@ export class GuestInstance {
     throw this.dead;
   }
 
+  /** Deliver an op's outcome, unless it was cancelled (see endInvocation) or the instance is gone. */
   private deliver(op: number, outcome: Outcome | BytesOutcome): void {
-    this.aborts.delete(op);
+    if (!this.ops.delete(op) && !this.timers.delete(op)) return;
     if (this.dead) return;
     try {
       if (outcome.val instanceof Uint8Array) this.enter(() => this.guest.completeBytes(op, outcome));
@@ -217,15 +266,16 @@ export class GuestInstance {
   }
 
   private get inFlight(): number {
-    return this.aborts.size + this.timers.size;
+    return this.ops.size + this.timers.size;
   }
 
   private startOp(kind: OpKind, inv: number, requestJson: string, body?: Uint8Array): number {
     const op = this.nextOp++;
+    if (!this.active) return op; // the guest has answered: nothing it starts now runs or completes
     const running = this.running.get(inv);
     const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
     const abort = new AbortController();
-    this.aborts.set(op, abort);
+    this.ops.set(op, { inv, abort });
     const work = full
       ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
       : running
@@ -238,6 +288,26 @@ export class GuestInstance {
     return op;
   }
 
+  /** A handler's reported outcome, as the host sees it. Never throws (it runs inside an import). */
+  private settle(r: Running, outcome: Outcome): void {
+    if (this.interruptedAt !== undefined || performance.now() > r.deadline) {
+      if (this.interruptedAt === undefined) this.overran = true;
+      return r.reject(new TimeoutError(`tool "${r.tool}" was stopped at its deadline`));
+    }
+    if (outcome.tag === 'err') {
+      if (!OUT_OF_MEMORY.test(outcome.val)) return r.reject(toolError(outcome.val));
+      this.outOfMemory = true;
+      return r.reject(new MemoryLimitError(`tool "${r.tool}" ran out of its memory limit; the session's guest for it was reset`));
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(outcome.val);
+    } catch {
+      return r.reject(toolError(`TypeError: tool "${r.tool}" reported a result that is not JSON`));
+    }
+    r.resolve(value);
+  }
+
   private imports(): Record<string, unknown> {
     const op = (kind: OpKind) => (inv: number, request: string) => this.startOp(kind, inv, request);
     const vars = this.host.vars;
@@ -248,7 +318,7 @@ export class GuestInstance {
       'kiln:extension/http': {
         fetch: (inv: number, request: string, body: Uint8Array) => this.startOp('http.fetch', inv, request, body),
         read: (inv: number, body: number) => this.startOp('http.read', inv, JSON.stringify({ body })),
-        abort: (op: number) => this.aborts.get(op)?.abort(),
+        abort: (op: number) => this.ops.get(op)?.abort.abort(),
         discard: (body: number) => this.host.discardBody?.(body),
       },
       'kiln:extension/browser': { call: op('browser.call') },
@@ -266,15 +336,12 @@ export class GuestInstance {
         keys: () => vars.keys(),
       },
       'kiln:extension/runtime': {
-        log: (level: LogLevel, message: string) => this.host.log(level, message),
+        log: (level: LogLevel, message: string) => this.logs.write(level, message),
         sleep: (ms: number) => {
           if (this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused: setTimeout throws in the guest
           const op = this.nextOp++;
-          const t = setTimeout(() => {
-            this.timers.delete(t);
-            this.deliver(op, { tag: 'ok', val: 'null' });
-          }, ms);
-          this.timers.add(t);
+          if (!this.active) return op; // idle: a timer set now never fires
+          this.timers.set(op, setTimeout(() => this.deliver(op, { tag: 'ok', val: 'null' }), ms));
           return op;
         },
         interrupted: () => {
@@ -295,12 +362,8 @@ export class GuestInstance {
           const r = this.running.get(inv);
           if (!r) return;
           this.running.delete(inv);
-          if (outcome.tag === 'ok') r.resolve(JSON.parse(outcome.val));
-          else if (this.interruptedAt !== undefined) r.reject(new TimeoutError(`tool "${r.tool}" was stopped at its deadline`));
-          else if (OUT_OF_MEMORY.test(outcome.val)) {
-            this.outOfMemory = true;
-            r.reject(new MemoryLimitError(`tool "${r.tool}" ran out of its memory limit; the session's guest for it was reset`));
-          } else r.reject(toolError(outcome.val));
+          this.settle(r, outcome);
+          this.endInvocation(inv);
         },
       },
     };

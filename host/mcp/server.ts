@@ -3,10 +3,12 @@
 import { Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { KilnError, ToolError } from '../errors.js';
+import { LogLimiter } from '../log-limiter.js';
 import type { Registry } from '../registry.js';
 import { ScriptRunner } from '../scripts.js';
 import { Sessions } from '../sessions.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
+import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 
 export const CLOSE_SESSION_TOOL = {
   name: 'kiln_close_session',
@@ -20,12 +22,19 @@ export const CLOSE_SESSION_TOOL = {
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
-const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value ?? null) }] });
+/** A result past the operator's size limit: clients drop the connection on huge messages, so it is refused. */
+export class ResultTooLargeError extends KilnError {
+  override name = 'ResultTooLargeError';
+}
+
+/** An error's text is cut here: its message and the start of its stack are what a reader needs. */
+const MAX_ERROR_CHARS = 64 * 1024;
 
 export function errorResult(e: unknown): ToolResult {
-  const text = e instanceof ToolError
+  let text = e instanceof ToolError
     ? (e.detail.startsWith(e.message) ? e.detail : `${e.message}\n\n${e.detail}`)
     : e instanceof KilnError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.message ?? e}`;
+  if (text.length > MAX_ERROR_CHARS) text = `${text.slice(0, MAX_ERROR_CHARS)}\n… [${text.length - MAX_ERROR_CHARS} more characters cut]`;
   return { isError: true, content: [{ type: 'text', text: text.trimEnd() }] };
 }
 
@@ -47,6 +56,16 @@ export const RUN_SCRIPT_TOOL = {
 export class McpHost {
   readonly sessions: Sessions;
   private readonly scripts: ScriptRunner;
+  /** A tool's result as MCP text, or an error result when it is larger than [limits] maxResultBytes. */
+  private readonly ok = (value: unknown, name = 'the call'): ToolResult => {
+    const text = JSON.stringify(value ?? null);
+    const max = this.registry.policy.limits.maxResultBytes;
+    if (text.length > max || Buffer.byteLength(text) > max) {
+      return errorResult(new ResultTooLargeError(
+        `${name} returned ${Buffer.byteLength(text)} bytes of JSON; results are limited to ${max} bytes ([limits] maxResultBytes in kiln.toml)`));
+    }
+    return { content: [{ type: 'text', text }] };
+  };
   constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
     this.sessions = new Sessions(
       registry.engine, 'mcp',
@@ -70,24 +89,24 @@ export class McpHost {
   async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<ToolResult> {
     try {
       const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
-      if (name === AUDIT_TOOL.name) return ok(auditReport(this.registry, args?.include_schema === true));
+      if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
       if (name === RUN_SCRIPT_TOOL.name) {
         // Always a protocol-level success: the script's own outcome is in `status`.
         const a = args ?? {};
         const bad = typeof a.code !== 'string' ? 'code must be a string'
           : a.session !== undefined && typeof a.session !== 'string' ? 'session must be a string'
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
-        if (bad) return ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
+        if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
         const target = (a.session as string | undefined) ?? sessionName;
-        return ok(await this.sessions.run(target, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined })));
+        return this.ok(await this.sessions.run(target, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined })));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
         const target = typeof args?.session === 'string' ? args.session : sessionName;
-        return ok({ session: target, closed: this.sessions.close(target) });
+        return this.ok({ session: target, closed: this.sessions.close(target) });
       }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return ok(await this.sessions.run(sessionName, (session) => this.registry.call(session, name, args ?? {})));
+      return this.ok(await this.sessions.run(sessionName, (session) => this.registry.call(session, name, args ?? {})), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     }
@@ -98,8 +117,23 @@ export class McpHost {
   }
 }
 
+/** The server's stderr: bounded (so a flood of guest logs cannot queue up in memory), never fatal. */
+function stderrLog(): (line: string) => void {
+  process.stderr.on('error', () => {}); // EPIPE/ENOBUFS: a log line is lost, the server goes on
+  const limiter = new LogLimiter<null>({ windowMs: 1000, lines: 5000, chars: 4 << 20, lineChars: 64 * 1024 }, (_l, line) => {
+    process.stderr.write(line.endsWith('\n') ? line : line + '\n');
+  }, null);
+  return (line) => limiter.write(null, line);
+}
+
+/** Answer a request line that was too large to read (see request-limit.ts). */
+function refuseOversize(id: string | number | null, bytes: number): void {
+  const error = { code: -32600, message: `request of ${bytes} bytes refused: kiln reads MCP messages of at most ${MAX_REQUEST_BYTES} bytes` };
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error }) + '\n');
+}
+
 export async function serveStdio(registry: Registry, version: string): Promise<void> {
-  const log = (line: string) => process.stderr.write(line.endsWith('\n') ? line : line + '\n');
+  const log = stderrLog();
   const host = new McpHost(registry, log);
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {} } });
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
@@ -118,5 +152,6 @@ export async function serveStdio(registry: Registry, version: string): Promise<v
   process.on('SIGTERM', () => shutdown(0));
   process.on('SIGINT', () => shutdown(0));
   process.on('exit', () => host.close()); // last resort: no process group outlives the server
-  await server.connect(new StdioServerTransport());
+  const input = process.stdin.pipe(new RequestLineLimit(MAX_REQUEST_BYTES, refuseOversize));
+  await server.connect(new StdioServerTransport(input, process.stdout));
 }

@@ -1,0 +1,69 @@
+// Bounding log volume. A guest that calls console.log in a loop, or a server whose stderr nobody drains fast
+// enough, must not grow the host's memory or stall it: every log sink passes through a LogLimiter, which lets
+// at most `lines` lines and `chars` characters through per window, cuts each line at `lineChars` characters, drops the rest,
+// and reports how much it dropped in one line when the next window opens (or on `flush`).
+//
+// Used per guest instance (host/engine/instance.ts: before a line leaves the guest's thread) and once for the
+// server's stderr (host/mcp/server.ts).
+
+export interface LogBudget {
+  /** Window length in milliseconds. */
+  windowMs: number;
+  /** Lines let through per window. */
+  lines: number;
+  /** Characters (UTF-16 code units) let through per window. */
+  chars: number;
+  /** A longer line is cut to this many characters. */
+  lineChars: number;
+}
+
+/** Per guest: plenty for diagnostics, far too little to hurt the server. */
+export const GUEST_LOG_BUDGET: LogBudget = { windowMs: 1000, lines: 1000, chars: 1 << 20, lineChars: 16 * 1024 };
+
+export class LogLimiter<L> {
+  private windowStart = -Infinity;
+  private lines = 0;
+  private chars = 0;
+  private droppedLines = 0;
+  private droppedChars = 0;
+
+  constructor(
+    private readonly budget: LogBudget,
+    private readonly sink: (level: L, message: string) => void,
+    /** The level of the "dropped" notice. */
+    private readonly noticeLevel: L,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  write(level: L, message: string): void {
+    const t = this.now();
+    if (t - this.windowStart >= this.budget.windowMs) {
+      this.flush();
+      this.windowStart = t;
+      this.lines = 0;
+      this.chars = 0;
+    }
+    const text = message.length > this.budget.lineChars
+      ? `${message.slice(0, this.budget.lineChars)}… [${message.length - this.budget.lineChars} more characters cut]`
+      : message;
+    if (this.lines >= this.budget.lines || this.chars + text.length > this.budget.chars) {
+      this.droppedLines++;
+      this.droppedChars += message.length;
+      return;
+    }
+    this.lines++;
+    this.chars += text.length;
+    this.sink(level, text);
+  }
+
+  /** Report what was dropped since the last report (if anything). */
+  flush(): void {
+    if (this.droppedLines === 0) return;
+    const { droppedLines, droppedChars } = this;
+    this.droppedLines = 0;
+    this.droppedChars = 0;
+    this.sink(this.noticeLevel,
+      `[kiln] dropped ${droppedLines} log line(s) (${droppedChars} characters): at most ${this.budget.lines} lines and ` +
+        `${this.budget.chars} characters per ${this.budget.windowMs} ms get through`);
+  }
+}
