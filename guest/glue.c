@@ -243,11 +243,21 @@ static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst
   return JS_UNDEFINED;
 }
 
+/* Set by the patched JS_ThrowOutOfMemory (see scripts/build-engine.mjs); cleared when a failure reports it. */
+int kiln_out_of_memory;
+
 static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  static const char oom[] = "InternalError: out of memory";
   uint32_t inv;
   size_t len;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
   int ok = JS_ToBool(c, argv[1]);
+  if (!ok && kiln_out_of_memory) {
+    /* The guest ran out of its heap during this or an earlier run: say so, whatever it managed to throw. */
+    kiln_out_of_memory = 0;
+    imp_runtime_finish(inv, 1, oom, sizeof oom - 1);
+    return JS_UNDEFINED;
+  }
   const char *s = JS_ToCStringLen(c, &len, argv[2]);
   if (!s) return JS_EXCEPTION;
   imp_runtime_finish(inv, ok ? 0 : 1, s, len);

@@ -35,6 +35,12 @@ export interface Invocation {
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
 export const DEFAULT_RUN_MS = 30_000;
 
+/** Linear memory a guest may have beyond its QuickJS heap limit: the engine's own data, stack and image slot
+ *  (~6 MiB), buffers the glue copies values through, and allocator fragmentation. Past limit + slack the
+ *  instance is discarded after the run, whatever QuickJS counted: linear memory never shrinks, so this bounds
+ *  what a guest keeps resident even if the heap accounting were wrong. */
+export const MEMORY_SLACK = 32 * 1024 * 1024;
+
 /** Host operations (capability calls and timers) one guest may have in flight; past it they fail at once. */
 export const MAX_OPS_IN_FLIGHT = 1024;
 
@@ -112,6 +118,9 @@ export class GuestInstance {
   /** Set when a handler reported its result after its deadline: the instance is discarded after the run. */
   private overran = false;
   private readonly logs: LogLimiter<LogLevel>;
+  /** The guest's linear memory, and the size past which the instance is discarded (see `enter`). */
+  private memory?: WebAssembly.Memory;
+  private memoryCeiling = Infinity;
   private dead: KilnError | undefined;
   /** Armed while guest code runs: the interrupt import answers true past it. */
   private runDeadline = Infinity;
@@ -129,7 +138,11 @@ export class GuestInstance {
     const exports = await engine.instantiate(
       engine.moduleSet(main),
       { ...wasiImports((stream, text) => host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
-      (m, i) => new WebAssembly.Instance(m, i),
+      (m, i) => {
+        const instance = new WebAssembly.Instance(m, i);
+        if (m === main) self.memory = instance.exports.memory as WebAssembly.Memory;
+        return instance;
+      },
     );
     self.guest = exports.guest;
     return self;
@@ -141,6 +154,7 @@ export class GuestInstance {
 
   /** Run the extension's top level; returns the manifest it registered. */
   load(config: LoadConfig): unknown {
+    if (config.memoryLimit) this.memoryCeiling = config.memoryLimit + MEMORY_SLACK;
     this.loading = true;
     try {
       return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config))) as string);
@@ -240,6 +254,10 @@ export class GuestInstance {
     }
     if (this.outOfMemory) {
       this.dispose(new MemoryLimitError('the guest ran out of its memory limit; its globals were reset'));
+      throw this.dead;
+    }
+    if (this.memory && this.memory.buffer.byteLength > this.memoryCeiling) {
+      this.dispose(new MemoryLimitError(`the guest's memory grew to ${this.memory.buffer.byteLength} bytes, past its limit; its globals were reset`));
       throw this.dead;
     }
     if (this.overran) {

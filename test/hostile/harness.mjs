@@ -60,3 +60,10 @@ export function rss(pid) {
 
 /** A unique token to put in a marker file name or a process's command line. */
 export const token = (what = 'kiln') => `${what}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** The pid of the `kiln mcp` process behind a client transport from `serve()`. */
+export function serverPid(transport) {
+  const pid = transport.pid ?? transport._process?.pid;
+  if (typeof pid !== 'number') throw new Error('the transport exposes no server pid');
+  return pid;
+}

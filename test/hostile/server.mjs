@@ -6,10 +6,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { call, kilnBin, waitUntil } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
-import { attack, rss, serve, sources } from './harness.mjs';
+import { attack, rss, serve, serverPid, sources } from './harness.mjs';
 
 const ext = (body) => `const g = globalThis as any;\n${body}\n`;
-const pidOf = (transport) => transport.pid ?? transport._process?.pid;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 attack('server-log-flood', 'console.log in a loop until the deadline: the server stays small and keeps answering', async (t) => {
@@ -17,7 +16,7 @@ attack('server-log-flood', 'console.log in a loop until the deadline: the server
     defineTool({ name: 'flood', exposeAsTool: true, timeoutMs: 3000, handler: () => { for (;;) console.log('x'.repeat(4096) + (g.n = (g.n ?? 0) + 1)); } });
     defineTool({ name: 'ping', exposeAsTool: true, handler: () => 'pong' });`) });
   const { client, transport, stderr } = await serve(t, [join(dir, 'flood.ts')]);
-  const pid = pidOf(transport);
+  const pid = serverPid(transport);
   const before = rss(pid);
   const r = await call(client, 'flood');
   assert.equal(r.isError, true);
