@@ -39,7 +39,7 @@ test('argument injection: a value starting with "-" is refused before anything r
   const { client } = await serve(t);
   const r = await run(client, 'clone', { url: `--upload-pack=touch ${marker}`, dest: join(dir, 'repo') });
   assert.equal(r.isError, true);
-  assert.match(r.text, /^PermissionError: value for \$\{url\} starts with "-" and would be read as an option \(argument injection\)/);
+  assert.match(r.text, /^PermissionError: value for \$\{url\} starts an argument with "-" and would be read as an option \(argument injection\)/);
   assert.equal(existsSync(marker), false, 'git never ran');
   assert.equal(existsSync(join(dir, 'repo')), false);
   for (const form of ['echoShell', 'echoArgv']) assert.equal((await run(client, form, { value: '-rf' })).isError, true, form);
@@ -198,15 +198,15 @@ test('the operator ceiling: commands off entirely, or only listed names; kiln_ex
 });
 
 const templates = [
-  ['sh -c "${x}"', /is inside quotes/],
-  ["echo '${x}'", /is inside quotes/],
-  ['eval ${x}', /eval \$\{x\} re-evaluates the value as shell code/],
+  ['sh -c "${x}"', /a placeholder inside quotes, where kiln's quoting does not hold/],
+  ["echo '${x}'", /a placeholder inside quotes/],
+  ['eval ${x}', /\$\{x\} is an argument of eval, which runs its arguments as code/],
   ['echo $(${x})', /is in command position/],
-  ['echo `${x}`', /is in command position/],
+  ['echo `${x}`', /a placeholder inside backticks/],
   ['${x} --version', /is in command position/],
   ['ls; ${x}', /is in command position/],
-  ['bash -c ${x}', /bash -c \$\{x\} re-evaluates the value/],
-  [['sh', '-c', 'echo ${x}'], /sh -c with a placeholder in its script re-evaluates the value/],
+  ['bash -c ${x}', /\$\{x\} is the script of a shell's -c/],
+  [['sh', '-c', 'echo ${x}'], /\$\{x\} is the script of a shell's -c/],
   [['${x}', '--help'], /the program \(run\[0\]\) must be literal/],
   [{ run: ['pwd'], cwd: '/tmp/${x}' }, /cwd must be a literal path/],
 ];

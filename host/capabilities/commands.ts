@@ -6,21 +6,21 @@
 //  - `${name}` placeholders are substituted strictly: every placeholder needs a value, every value must be a
 //    placeholder, values are strings, finite numbers or booleans, without NUL bytes, at most 64 KiB each.
 //  - Shell form quotes each value in single quotes; argv form passes each value as (part of) one argument.
-//  - A value that would begin an argument and starts with "-" is refused (argument injection: `git clone
-//    ${url}` with `--upload-pack=...`), unless the spec lists the placeholder in `allowDash`, or, in argv
-//    form, a literal "--" argument comes before it.
-//  - Templates that would re-evaluate a value are refused when the manifest is read: a placeholder in
-//    command position (`${cmd} arg`, `$(${x})`), after `eval`, as the script of `sh -c`, or inside quotes
-//    (where kiln's own quoting would break).
+//  - Whatever text ends up at the start of an argument (argv form) or of a shell word (shell form): if its
+//    first character comes from a value and is "-", the call is refused (argument injection: `git clone
+//    ${base}${repo}` with repo = `--upload-pack=...`), unless the spec lists that placeholder in `allowDash`,
+//    or a literal "--" word comes before it in the same command.
+//  - Templates that would let a value run as code are refused when the manifest is read
+//    (command-template.ts says exactly which).
 import { PermissionError } from '../errors.js';
 import type { Allow, CommandSpec } from '../manifest.js';
+import { argvWord, checkTemplateText, literal, shellCommands, TemplateError, type Word } from './command-template.js';
 
 export type CommandVerb = 'run' | 'start' | 'status' | 'stop';
 
 export const VALUE_LIMIT = 64 * 1024;
 
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'fish', 'busybox']);
 
 /** What the operator allows, from kiln.toml `[commands]`. */
 export interface CommandCeiling {
@@ -71,86 +71,13 @@ export function placeholders(text: string): string[] {
   return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]);
 }
 
-interface ShellWord {
-  text: string;
-  /** First word of a simple command (after assignments), i.e. what the shell runs. */
-  command: boolean;
-  /** Quote context of each placeholder in this word. */
-  quoted: boolean;
-}
+export { TemplateError };
 
-/** Split a shell line into words, enough to judge where placeholders sit. Not a full shell parser: it
- *  knows quotes, backslashes, `$(`/backtick nesting and the operators that start a new command. */
-function shellWords(line: string): ShellWord[] {
-  const words: ShellWord[] = [];
-  let cur = '', quoted = false, inWord = false, expectCommand = true;
-  let quote: '"' | "'" | undefined;
-  const end = () => {
-    if (!inWord) return;
-    const isAssignment = /^[A-Za-z_][A-Za-z0-9_]*=/.test(cur) && expectCommand;
-    words.push({ text: cur, command: expectCommand && !isAssignment, quoted });
-    if (!isAssignment) expectCommand = false;
-    cur = ''; quoted = false; inWord = false;
-  };
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quote) {
-      if (c === quote) { quote = undefined; continue; }
-      if (c === '\\' && quote === '"') { cur += line[++i] ?? ''; continue; }
-      if (line.startsWith('${', i)) quoted = true;
-      cur += c;
-      continue;
-    }
-    if (c === '\\') { cur += line[++i] ?? ''; inWord = true; continue; }
-    if (c === '"' || c === "'") { quote = c; inWord = true; continue; }
-    if (c === '`' || line.startsWith('$(', i)) { end(); expectCommand = true; i += c === '`' ? 0 : 1; continue; }
-    if (/[\s;&|()\n]/.test(c)) { end(); if (/[;&|()\n]/.test(c)) expectCommand = true; continue; }
-    cur += c;
-    inWord = true;
-  }
-  end();
-  return words;
-}
-
-export class TemplateError extends Error {
-  override name = 'TemplateError';
-}
-
-/** Refuse a command spec that would re-evaluate a value or could not be quoted safely. */
+/** Refuse a command spec that would let a value run as code (see command-template.ts). */
 export function checkTemplate(name: string, spec: CommandSpec): void {
   const where = `allow.commands.${name}`;
   if (spec.cwd !== undefined && placeholders(spec.cwd).length) throw new TemplateError(`${where}.cwd must be a literal path, not a template`);
-  if (Array.isArray(spec.run)) {
-    const [program, ...rest] = spec.run;
-    if (placeholders(program).length) throw new TemplateError(`${where}: the program (run[0]) must be literal, not ${program}`);
-    const base = program.split('/').pop()!;
-    const c = rest.indexOf('-c');
-    if (SHELLS.has(base) && c >= 0 && placeholders(rest[c + 1] ?? '').length) {
-      throw new TemplateError(`${where}: ${base} -c with a placeholder in its script re-evaluates the value as shell code; pass the value as an argument ("$1") or use argv form without a shell`);
-    }
-    if (base === 'eval' || (base === 'env' && rest.some((a) => placeholders(a).length && !a.includes('=')))) {
-      throw new TemplateError(`${where}: ${base} would run a value as a command`);
-    }
-    return;
-  }
-  const words = shellWords(spec.run);
-  for (const [i, w] of words.entries()) {
-    const names = placeholders(w.text);
-    if (!names.length) continue;
-    const ref = '${' + names[0] + '}';
-    if (w.quoted) throw new TemplateError(`${where}: ${ref} is inside quotes; kiln quotes every value itself, so remove the quotes around it`);
-    if (w.command) throw new TemplateError(`${where}: ${ref} is in command position, which would run the value as a command`);
-    const prev = words.slice(0, i);
-    const commandStart = prev.map((p) => p.command).lastIndexOf(true);
-    const cmdWords = commandStart >= 0 ? prev.slice(commandStart) : [];
-    const program = cmdWords[0]?.text.split('/').pop() ?? '';
-    if (program === 'eval' || program === 'source' || program === '.') {
-      throw new TemplateError(`${where}: ${program} ${ref} re-evaluates the value as shell code`);
-    }
-    if (SHELLS.has(program) && cmdWords.some((p) => p.text === '-c')) {
-      throw new TemplateError(`${where}: ${program} -c ${ref} re-evaluates the value as shell code`);
-    }
-  }
+  checkTemplateText(where, spec.run);
 }
 
 // ---- substitution -----------------------------------------------------------------------------------------
@@ -173,12 +100,41 @@ function valueText(name: string, v: unknown): string {
 
 export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-function dashRefused(name: string, value: string, spec: CommandSpec): PermissionError | undefined {
-  if (!value.startsWith('-') || spec.allowDash.includes(name)) return undefined;
+function dashRefused(name: string, spec: CommandSpec): PermissionError | undefined {
+  if (spec.allowDash.includes(name)) return undefined;
   return new PermissionError(
-    `value for \${${name}} starts with "-" and would be read as an option (argument injection); ` +
-      `the command's spec can allow it with allowDash: ["${name}"] or, in argv form, put "--" before it`,
+    `value for \${${name}} starts an argument with "-" and would be read as an option (argument injection); ` +
+      `the command's spec can allow it with allowDash: ["${name}"], or put a literal "--" argument before it`,
   );
+}
+
+/** The placeholder whose value supplies the first character of `w` when that character is "-". */
+function leadingDash(w: Word, values: Map<string, string>): string | undefined {
+  for (const p of w.pieces) {
+    if ('dyn' in p) continue; // the shell computes it, and it may be empty: what follows may start the word
+    if ('lit' in p) {
+      if (p.lit === '') continue;
+      return undefined;
+    }
+    const v = values.get(p.ph)!;
+    if (v === '') continue;
+    return v.startsWith('-') ? p.ph : undefined;
+  }
+  return undefined;
+}
+
+/** Refuse a value that would begin an argument or a shell word with "-" (before any literal "--"). */
+function checkDashes(commands: Word[][], values: Map<string, string>, spec: CommandSpec): void {
+  for (const words of commands) {
+    for (const w of words) {
+      if (literal(w) === '--') break;
+      const name = leadingDash(w, values);
+      if (name !== undefined) {
+        const refused = dashRefused(name, spec);
+        if (refused) throw refused;
+      }
+    }
+  }
 }
 
 /** The process to run for `spec` with `vars`, or a PermissionError. */
@@ -195,24 +151,11 @@ export function substitute(spec: CommandSpec, vars: unknown): Invocation {
 
   if (Array.isArray(spec.run)) {
     const [file, ...rest] = spec.run;
-    const dashes = rest.indexOf('--');
-    const args = rest.map((arg, i) => {
-      const startsWith = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(arg)?.[1];
-      if (startsWith && (dashes < 0 || i < dashes)) {
-        const refused = dashRefused(startsWith, values.get(startsWith)!, spec);
-        if (refused) throw refused;
-      }
-      return arg.replace(PLACEHOLDER, (_, n: string) => values.get(n)!);
-    });
-    return { file, args };
+    checkDashes([rest.map(argvWord)], values, spec);
+    return { file, args: rest.map((arg) => arg.replace(PLACEHOLDER, (_, n: string) => values.get(n)!)) };
   }
-  const line = spec.run.replace(PLACEHOLDER, (_whole: string, n: string, offset: number) => {
-    const before = offset === 0 ? ' ' : spec.run[offset - 1];
-    if (/[\s;&|(]/.test(before)) {
-      const refused = dashRefused(n, values.get(n)!, spec);
-      if (refused) throw refused;
-    }
-    return shellQuote(values.get(n)!);
-  });
+  const noTemplate = (why: string): never => { throw new PermissionError(`the command's template cannot be analysed: ${why}`); };
+  if (values.size) checkDashes(shellCommands(spec.run, true, noTemplate), values, spec);
+  const line = spec.run.replace(PLACEHOLDER, (_whole: string, n: string) => shellQuote(values.get(n)!));
   return { file: '/bin/sh', args: ['-c', line] };
 }
