@@ -75,7 +75,7 @@ export class Registry {
     const key = createHash('sha256').update(file).update('\0').update(bytes).digest('hex');
     let built = this.cache.get(key);
     if (!built) {
-      this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine);
+      this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
       built = (await this.builder.build(file)).bytes;
       this.cache.set(key, built);
     }

@@ -7,11 +7,12 @@ import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactMani
 import { encodeImage, sha256, type Engine } from '../engine/engine.js';
 import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
-import { ExtensionLoadError, KilnError, ToolError } from '../errors.js';
+import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
 import { ManifestError, parseTools } from '../manifest.js';
 import { argsValidator } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
 import { bundle, BundleError } from './bundle.js';
+import { checkNesting, NestingError } from './nesting.js';
 
 /** Nothing is granted while building: top-level code may only register tools. */
 const buildHost: InstanceHost = {
@@ -27,13 +28,24 @@ export interface Built {
   manifest: ArtifactManifest;
 }
 
+/** How long an extension's top level may run when it is built (to read its manifest), unless the caller
+ *  says otherwise (the server passes its [limits] timeoutMs). */
+export const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
+
 export class Builder {
   private compiler?: GuestInstance;
-  constructor(readonly engine: Engine) {}
+  constructor(readonly engine: Engine, readonly loadTimeoutMs = DEFAULT_LOAD_TIMEOUT_MS) {}
 
-  /** QuickJS bytecode for `source`, compiled inside the sandbox: a module, or a global script. */
+  /** QuickJS bytecode for `source`, compiled inside the sandbox: a module, or a global script. Code nesting
+   *  deeper than the parser survives is refused first; a compiler instance that trapped anyway is replaced. */
   async compileSource(source: string, name: string, module: boolean): Promise<Uint8Array> {
-    this.compiler ??= await GuestInstance.create(this.engine, this.engine.bareMain(), buildHost);
+    try {
+      checkNesting(source, name.replace(BUNDLE_PREFIX, ''));
+    } catch (e) {
+      if (e instanceof NestingError) throw new ToolError(`SyntaxError: ${e.message}`, `SyntaxError: ${e.message}`);
+      throw e;
+    }
+    if (!this.compiler?.alive) this.compiler = await GuestInstance.create(this.engine, this.engine.bareMain(), buildHost);
     return this.compiler.compile(source, name, module);
   }
 
@@ -69,12 +81,14 @@ export class Builder {
       throw fail(`its bytecode is ${mib(image.length)}; an artifact holds at most ${mib(this.engine.slot.capacity)}: import less (tree-shaking keeps only what is used)`);
     }
     const sealed = this.engine.seal(image);
-    const instance = await GuestInstance.create(this.engine, await this.mainOf(sealed), buildHost);
+    const instance = await GuestInstance.create(this.engine, await this.mainOf(sealed), buildHost, this.loadTimeoutMs);
     let raw: any;
     try {
       raw = instance.load({ host: 'mcp' });
     } catch (e) {
       if (e instanceof ToolError) throw located(e);
+      if (e instanceof TimeoutError) throw fail(`its top level did not finish within ${this.loadTimeoutMs} ms (the server's [limits] timeoutMs when serving); an extension's top level should only register tools`);
+      if (e instanceof KilnError) throw fail(e.message);
       throw e;
     } finally {
       instance.dispose();

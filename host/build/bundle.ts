@@ -5,8 +5,10 @@ import commonjsPlugin from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import sucrasePlugin from '@rollup/plugin-sucrase';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { rollup, type RollupLog } from '@rollup/wasm-node';
+import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
 import { SOURCE_EXTENSIONS } from '../discovery.js';
+import { containmentViolation, extensionRoot } from './containment.js';
+import { checkNesting, NestingError } from './nesting.js';
 
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
@@ -28,9 +30,48 @@ function describe(log: RollupLog): string {
   return `${loc}${log.message}`;
 }
 
+/** Every module the bundle reads must be inside the extension's directory or its node_modules
+ *  (containment.ts), and no module may nest deeper than the parsers survive (nesting.ts). This plugin comes
+ *  first, so it sees each import before anything reads it and each module's code before anything parses it. */
+function guard(entry: string, root: string, base: string): Plugin {
+  const refuse = (id: string, why: string, importer?: string) => {
+    throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
+      'an extension may import only files under its own directory and installed packages');
+  };
+  const virtual = (id: string) => id.startsWith('\0');
+  const path = (id: string) => id.replace(/\?.*$/, '');
+  return {
+    name: 'kiln-guard',
+    async resolveId(source, importer, options) {
+      if (!importer || virtual(source)) return null;
+      const r = await this.resolve(source, importer, { ...options, skipSelf: true });
+      if (!r || r.external || virtual(r.id)) return r;
+      const why = containmentViolation(root, path(r.id));
+      if (why) refuse(source, why, virtual(importer) || importer === entry ? undefined : importer);
+      return r;
+    },
+    load(id) {
+      if (virtual(id)) return null;
+      const why = containmentViolation(root, path(id));
+      if (why) refuse(id, why);
+      return null;
+    },
+    transform(code, id) {
+      try {
+        checkNesting(code, virtual(id) ? 'a module' : relative(base, path(id)));
+      } catch (e) {
+        if (e instanceof NestingError) throw new BundleError(e.message);
+        throw e;
+      }
+      return null;
+    },
+  };
+}
+
 export async function bundle(file: string): Promise<Bundle> {
   const entry = resolve(file);
   const base = dirname(entry);
+  const root = extensionRoot(entry);
   let failure: string | undefined;
   let build;
   try {
@@ -38,6 +79,7 @@ export async function bundle(file: string): Promise<Bundle> {
       input: entry,
       treeshake: true,
       plugins: [
+        guard(entry, root, base),
         nodeResolve({ extensions: SOURCE_EXTENSIONS, preferBuiltins: false, browser: false }),
         commonjs(),
         sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
@@ -50,6 +92,8 @@ export async function bundle(file: string): Promise<Bundle> {
       },
     });
   } catch (e: any) {
+    if (e instanceof BundleError) throw e;
+    if (e?.cause instanceof BundleError) throw e.cause;
     throw new BundleError(e?.loc ? describe({ message: e.message, loc: { ...e.loc, file: relative(base, e.loc.file ?? e.id ?? entry) } } as RollupLog) : String(e?.message ?? e));
   }
   if (failure) throw new BundleError(failure);

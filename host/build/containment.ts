@@ -1,0 +1,36 @@
+// What a source extension may import when kiln builds it: the files under its own directory, and packages
+// installed in a node_modules directory of that directory or of one of its ancestors (where Node's resolution
+// finds them). Paths are compared after resolving symlinks, so a symlinked file or directory, a package
+// whose `main` points elsewhere, or a symlink out of node_modules cannot reach the rest of the disk. Pure
+// functions: tests call them directly; the bundler (bundle.ts) asks before every module it loads.
+import { realpathSync } from 'node:fs';
+import { dirname, sep } from 'node:path';
+
+const inside = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // a file that does not exist cannot be read either; rollup reports it
+  }
+}
+
+/** The extension's root: the real directory of its entry file. */
+export function extensionRoot(entry: string): string {
+  return real(dirname(real(entry)));
+}
+
+/** Why `file` may not be imported by an extension rooted at `root`, or undefined if it may. */
+export function containmentViolation(root: string, file: string): string | undefined {
+  const path = real(file);
+  if (inside(path, root)) return undefined;
+  // Packages: the first node_modules directory on the path, which must belong to the root or an ancestor.
+  const at = path.split(sep).indexOf('node_modules');
+  if (at > 0) {
+    const modules = path.split(sep).slice(0, at + 1).join(sep);
+    const owner = dirname(modules);
+    if (inside(root, owner) && inside(path, real(modules))) return undefined;
+  }
+  return `${path} is outside the extension's directory (${root}) and its node_modules`;
+}
