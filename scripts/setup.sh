@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc and
-# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the engine build.
+# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the process reaper; the engine build.
 # `npm test`, `npm run demo` and `npm run bench` run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +23,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund >&2
 fi
 npx --no-install tsc -p tsconfig.json >&2
+# The process reaper every command runs under (host/capabilities/reaper.c): built with the system compiler.
+if [ ! -x build/kiln-reaper ] || [ host/capabilities/reaper.c -nt build/kiln-reaper ]; then
+  mkdir -p build
+  cc -O2 -Wall -o build/kiln-reaper host/capabilities/reaper.c >&2
+fi
 node scripts/build-engine.mjs >&2

@@ -31,7 +31,7 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
   switch (kind) {
     case 'commands.run': {
       const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'run', req.name, ctx.extension, ctx.ceiling);
-      return runOnce(req.name as string, spec, substitute(spec, req.vars ?? {}), ctx.processes);
+      return runOnce(req.name as string, spec, substitute(spec, req.vars ?? {}), ctx.processes, extras.signal);
     }
     case 'commands.start': {
       const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling);

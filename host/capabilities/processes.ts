@@ -1,14 +1,24 @@
 // Running what capabilities/commands.ts allowed: one-shot commands and a session's persistent processes.
 //
 // Invariants:
-//  - Every child runs in its own process group (detached), with only PATH and the spec's `env` names from
-//    the server's environment, stdin closed, and no shell unless the spec is shell form (`/bin/sh -c`).
-//  - A one-shot call's whole group is killed when it times out, when its output passes 8 MiB, and after it
-//    exits (so nothing it spawned outlives the call). Output is never buffered past the cap.
+//  - Every child runs under kiln-reaper (reaper.c) in its own process group (detached), with only PATH and
+//    the spec's `env` names from the server's environment, stdin closed, and no shell unless the spec is
+//    shell form (`/bin/sh -c`). The reaper is a subreaper: whatever the command starts — even a process that
+//    leaves the group with setsid — is killed when the command exits or the reaper is stopped, and the
+//    reaper is stopped when the server dies, even by SIGKILL (PR_SET_PDEATHSIG).
+//  - A one-shot command belongs to its call: it is stopped when the call's signal fires (the handler
+//    returned, timed out, or its guest or session went away), when it times out, and when its output passes
+//    8 MiB. Output is never buffered past the cap.
 //  - A persistent process belongs to its session, not to a guest instance: it survives guest resets and is
-//    killed (its whole group) on stop, when the session closes, and when the server exits.
+//    stopped on `stop`, when the session closes, and when the server exits.
+//  - Without the reaper binary (build/kiln-reaper, made by scripts/setup.sh) commands run directly and only
+//    their process group is killed: a setsid'd descendant, or anything after a SIGKILL of the server, could
+//    survive. kiln says so once on stderr.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { KilnError } from '../errors.js';
+import { repoRoot } from '../paths.js';
 import type { CommandSpec } from '../manifest.js';
 import type { Invocation } from './commands.js';
 
@@ -33,13 +43,35 @@ export function childEnv(spec: CommandSpec, env: NodeJS.ProcessEnv = process.env
   return out;
 }
 
-function killGroup(pid: number | undefined): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
+/** The reaper binary, or undefined (then commands run directly; see the invariants above). */
+const REAPER = join(repoRoot, 'build', 'kiln-reaper');
+let reaperChecked: boolean | undefined;
+function reaper(): string | undefined {
+  if (reaperChecked === undefined) {
+    reaperChecked = existsSync(REAPER);
+    if (!reaperChecked) process.stderr.write(`kiln: ${REAPER} is missing (run scripts/setup.sh): commands run without a reaper, so a command that leaves its process group can outlive its call\n`);
   }
+  return reaperChecked ? REAPER : undefined;
+}
+
+/** How long a reaper gets to clean up after SIGTERM before its group is killed outright. */
+const REAPER_GRACE_MS = 2000;
+
+/** Stop a command and everything it started: SIGTERM to its reaper (which kills every descendant), then, as a
+ *  backstop, SIGKILL to its process group. Synchronous in its first step, so it is safe in an exit handler. */
+function stopTree(pid: number | undefined): void {
+  if (!pid) return;
+  const signal = (target: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(target, sig);
+    } catch {
+      // already gone
+    }
+  };
+  if (reaper()) {
+    signal(pid, 'SIGTERM');
+    setTimeout(() => signal(-pid, 'SIGKILL'), REAPER_GRACE_MS).unref();
+  } else signal(-pid, 'SIGKILL');
 }
 
 const tail = (s: string, n: number) => (s.length > n ? '…' + s.slice(-n) : s).trim();
@@ -60,7 +92,8 @@ function shape(name: string, spec: CommandSpec, stdout: string): unknown {
 }
 
 function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromise {
-  return execa(inv.file, inv.args, {
+  const r = reaper();
+  return execa(r ?? inv.file, r ? ['--', inv.file, ...inv.args] : inv.args, {
     shell: false,
     env: childEnv(spec),
     extendEnv: false,
@@ -75,40 +108,43 @@ function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromi
   } as const) as unknown as ResultPromise;
 }
 
-/** Run a one-shot command to completion and shape its stdout. `table` counts the session's running ones. */
-export async function runOnce(name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable): Promise<unknown> {
-  if (table.oneShots >= MAX_RUNNING) throw new CommandError(`a session runs at most ${MAX_RUNNING} one-shot commands at once; await some first`);
-  table.oneShots++;
-  try {
-    return await runToEnd(name, spec, inv);
-  } finally {
-    table.oneShots--;
-  }
-}
-
-async function runToEnd(name: string, spec: CommandSpec, inv: Invocation): Promise<unknown> {
+/** Run a one-shot command to completion and shape its stdout. `table` counts and tracks the session's
+ *  running ones; `signal` fires when the call that started it ends, which stops it. */
+export async function runOnce(name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable, signal?: AbortSignal): Promise<unknown> {
+  if (signal?.aborted) throw new CommandError(`command "${name}" was not started: its call had already ended`);
+  if (table.oneShots.size >= MAX_RUNNING) throw new CommandError(`a session runs at most ${MAX_RUNNING} one-shot commands at once; await some first`);
   const child = spawn(inv, spec, true);
-  let timedOut = false;
-  const timer = spec.timeoutMs
-    ? setTimeout(() => {
-        timedOut = true;
-        killGroup(child.pid);
-      }, spec.timeoutMs)
-    : undefined;
+  const pid = child.pid ?? 0;
+  if (pid) table.oneShots.add(pid);
+  let stopped: string | undefined;
+  const stop = (why: string) => {
+    stopped ??= why;
+    stopTree(pid);
+  };
+  const timer = spec.timeoutMs ? setTimeout(() => stop(`timed out after ${spec.timeoutMs} ms`), spec.timeoutMs) : undefined;
+  const onAbort = () => stop('was stopped: the call that ran it ended');
+  signal?.addEventListener('abort', onAbort, { once: true });
   let result;
   try {
     result = await child;
   } finally {
     clearTimeout(timer);
-    killGroup(child.pid); // whatever it left behind in its group
+    signal?.removeEventListener('abort', onAbort);
+    table.oneShots.delete(pid);
+    if (!reaper()) stopTree(pid); // without a reaper: whatever it left behind in its group
   }
+  return outcome(name, spec, inv, result, stopped);
+}
+
+function outcome(name: string, spec: CommandSpec, inv: Invocation, result: unknown, stopped: string | undefined): unknown {
   const r = result as any;
-  if (r.failed && r.code === 'ENOENT') throw new CommandError(`command "${name}": ${inv.file} was not found on PATH`);
+  const notFound = r.exitCode === 127 && /^kiln-reaper: cannot run /.test(String(r.stderr ? new TextDecoder().decode(r.stderr) : ''));
+  if ((r.failed && r.code === 'ENOENT') || notFound) throw new CommandError(`command "${name}": ${inv.file} was not found on PATH`);
   if (r.failed && r.cwd && r.code === 'ENOTDIR') throw new CommandError(`command "${name}": cwd ${spec.cwd} is not a directory`);
   const decode = (b: unknown) => (b instanceof Uint8Array ? new TextDecoder().decode(b) : String(b ?? ''));
   const stdout = decode(r.stdout);
   const stderr = decode(r.stderr);
-  if (timedOut) throw new CommandError(`command "${name}" timed out after ${spec.timeoutMs} ms; its process group was killed`);
+  if (stopped) throw new CommandError(`command "${name}" ${stopped}; it and everything it started were killed`);
   if (r.isMaxBuffer) throw new CommandError(`command "${name}" printed more than ${OUTPUT_LIMIT / 1048576} MiB; it was killed`);
   if (r.exitCode === undefined && r.signal) throw new CommandError(`command "${name}" was killed by ${r.signal}${stderr ? `: ${tail(stderr, STDERR_TAIL)}` : ''}`);
   if (r.failed && r.exitCode === undefined) throw new CommandError(`command "${name}" could not start: ${r.originalMessage ?? r.shortMessage ?? 'unknown error'}`);
@@ -153,8 +189,8 @@ export interface ProcessStatus {
 /** A session's persistent processes, keyed by extension file, command name and spec. */
 export class ProcessTable {
   private readonly procs = new Map<string, Persistent>();
-  /** One-shot commands running now (see runOnce). */
-  oneShots = 0;
+  /** Pids of the one-shot commands running now (see runOnce). */
+  readonly oneShots = new Set<number>();
 
   private static key(owner: string, name: string, spec: CommandSpec): string {
     return JSON.stringify([owner, name, spec.run, spec.env, spec.cwd ?? null]);
@@ -177,7 +213,7 @@ export class ProcessTable {
     child.then((r: any) => {
       p.running = false;
       p.exitCode = typeof r.exitCode === 'number' ? r.exitCode : null;
-      killGroup(p.pid);
+      if (!reaper()) stopTree(p.pid);
     });
     this.procs.set(key, p);
     return { name, pid: p.pid };
@@ -199,14 +235,15 @@ export class ProcessTable {
   async stop(owner: string, name: string, spec: CommandSpec): Promise<null> {
     const p = this.procs.get(ProcessTable.key(owner, name, spec));
     if (p?.running) {
-      killGroup(p.pid);
+      stopTree(p.pid);
       await p.child.catch(() => undefined);
     }
     return null;
   }
 
-  /** Kill every process group now (synchronous: safe in an exit handler). */
+  /** Stop every command of the session now, persistent and one-shot (synchronous: safe in an exit handler). */
   killAll(): void {
-    for (const p of this.procs.values()) if (p.running) killGroup(p.pid);
+    for (const p of this.procs.values()) if (p.running) stopTree(p.pid);
+    for (const pid of this.oneShots) stopTree(pid);
   }
 }

@@ -297,7 +297,10 @@ export class GuestInstance {
     const work = full
       ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
       : running
-      ? Promise.resolve().then(() => this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal }))
+      ? Promise.resolve().then(() => {
+        if (abort.signal.aborted) throw new KilnError(`${kind} was cancelled: its call had ended`);
+        return this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal });
+      })
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(
       (v) => this.deliver(op, v instanceof Uint8Array ? { tag: 'ok', val: v } : { tag: 'ok', val: JSON.stringify(v ?? null) }),

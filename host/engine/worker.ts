@@ -74,6 +74,7 @@ if (parentPort && workerData?.kilnWorker) {
   const hostFor = (id: number, session: string, vars = varsOf(session)): InstanceHost => ({
     op: (kind, inv, request, extras) =>
       new Promise((resolve, reject) => {
+        if (extras.signal.aborted) return reject(new KilnError(`${kind} was cancelled: its call had ended`));
         const req = nextReq++;
         ops.set(req, { resolve, reject });
         extras.signal.addEventListener('abort', () => post({ type: 'abort', req }), { once: true });
