@@ -29,19 +29,34 @@ export interface OpenArtifact {
   mapper(): Promise<StackMapper | undefined>;
 }
 
+/** The largest manifest section kiln reads. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Read and check an artifact's manifest. Every field is hostile input: a crafted artifact can put anything
+ *  there, and nothing in it is believed without a check (and no operator decision uses its names). */
 export function readManifest(file: string, bytes: Uint8Array): ArtifactManifest {
   if (!isComponent(bytes)) throw new ExtensionLoadError(file, 'not a WebAssembly component (expected an artifact made by `kiln build`)');
-  const [raw] = readCustomSections(bytes, MANIFEST_SECTION);
-  if (!raw) throw new ExtensionLoadError(file, `no ${MANIFEST_SECTION} section: this component was not made by \`kiln build\``);
+  const sections = readCustomSections(bytes, MANIFEST_SECTION);
+  if (sections.length === 0) throw new ExtensionLoadError(file, `no ${MANIFEST_SECTION} section: this component was not made by \`kiln build\``);
+  if (sections.length > 1) throw new ExtensionLoadError(file, `${sections.length} ${MANIFEST_SECTION} sections: an artifact has exactly one`);
+  if (sections[0].length > MAX_MANIFEST_BYTES) throw new ExtensionLoadError(file, `the ${MANIFEST_SECTION} section is larger than ${MAX_MANIFEST_BYTES} bytes`);
   let m: any;
   try {
-    m = JSON.parse(new TextDecoder().decode(raw));
+    m = JSON.parse(new TextDecoder().decode(sections[0]));
   } catch {
     throw new ExtensionLoadError(file, `the ${MANIFEST_SECTION} section is not JSON`);
   }
-  if (m?.format !== ARTIFACT_FORMAT) throw new ExtensionLoadError(file, `artifact format ${m?.format} is not supported (expected ${ARTIFACT_FORMAT}); rebuild it`);
+  const bad = (what: string) => new ExtensionLoadError(file, `the ${MANIFEST_SECTION} section's ${what}; rebuild the artifact with \`kiln build\``);
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) throw bad('content is not an object');
+  if (m.format !== ARTIFACT_FORMAT) throw new ExtensionLoadError(file, `artifact format ${typeof m.format === 'number' ? m.format : JSON.stringify(m.format)?.slice(0, 40)} is not supported (expected ${ARTIFACT_FORMAT}); rebuild it`);
+  if (typeof m.engine !== 'string' || !HEX64.test(m.engine)) throw bad('engine is not an engine id (64 hex digits)');
+  const src = m.source;
+  if (typeof src !== 'object' || src === null || typeof src.name !== 'string' || !/^[^\/\0-\x1f\x7f]{1,255}$/.test(src.name) ||
+    typeof src.sha256 !== 'string' || !HEX64.test(src.sha256)) throw bad('source is not {name: a file name, sha256: 64 hex digits}');
+  if (m.steps !== undefined && !(Number.isInteger(m.steps) && m.steps >= 0)) throw bad('steps is not a count');
   try {
-    return { format: m.format, engine: String(m.engine), source: m.source, tools: parseTools(m.tools), steps: Number(m.steps) || 0 };
+    return { format: m.format, engine: m.engine, source: { name: src.name, sha256: src.sha256 }, tools: parseTools(m.tools), steps: m.steps ?? 0 };
   } catch (e) {
     if (e instanceof ManifestError) throw new ExtensionLoadError(file, e.message);
     throw e;
@@ -57,7 +72,7 @@ export async function openArtifact(file: string, bytes: Uint8Array, engine: Engi
   try {
     main = engine.verify(bytes).main;
   } catch (e) {
-    if (e instanceof EngineError) throw new ExtensionLoadError(file, `${e.message}: its code differs from this host's engine (tampered, or made by another tool)`);
+    if (e instanceof EngineError) throw new ExtensionLoadError(file, /slot/.test(e.message) ? e.message : `${e.message}: its code differs from this host's engine (tampered, or made by another tool)`);
     throw e;
   }
   const [map] = readCustomSections(bytes, SOURCEMAP_SECTION);

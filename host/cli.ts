@@ -9,6 +9,7 @@ import { KilnError } from './errors.js';
 import { serveStdio } from './mcp/server.js';
 import { repoRoot } from './paths.js';
 import { Registry } from './registry.js';
+import { printable, printableLine } from './terminal.js';
 
 const VERSION = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
 
@@ -26,7 +27,8 @@ usage:
                                         config also sets the operator's [commands] ceiling
 `;
 
-const err = (line: string) => process.stderr.write(line + '\n');
+/** A line on stderr; untrusted parts (file names, tool names, messages from a build) are made printable. */
+const err = (line: string) => process.stderr.write(printable(line) + '\n');
 
 async function build(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string', short: 'o' }, 'out-dir': { type: 'string' } } });
@@ -62,6 +64,7 @@ async function inspect(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest }, null, 2) + '\n');
     return 0;
   }
+  // Everything below comes from the artifact: each field is printed on its own line, escaped (terminal.ts).
   const lines = [
     `artifact  ${file}`,
     `sha256    ${sha256(bytes)}`,
@@ -79,7 +82,7 @@ async function inspect(argv: string[]): Promise<number> {
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
   }
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(lines.map(printableLine).join('\n') + '\n');
   return 0;
 }
 

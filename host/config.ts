@@ -4,8 +4,8 @@
 //
 //   [commands]                  # the operator's ceiling on allow.commands
 //   enabled = true              # false: no extension runs any command, whatever it declares
-//   [commands.extensions]       # per extension file name: the only command names it may run
-//   "git-sha.ts" = ["headSha"]
+//   [commands.extensions]       # per extension: the only command names it may run; a key is the file's
+//   "extensions/git-sha.ts" = ["headSha"]   # path relative to this file, or "sha256:<artifact hash>"
 //
 //   [net]                       # outbound HTTP (allow.net)
 //   emptyMeansUnrestricted = false   # true: a tool that declares no net may reach any host (compat)
@@ -21,14 +21,14 @@
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
 //   memoryLimitBytes = 67108864 # each extension's guest heap
 //   maxResultBytes = 4194304    # the largest tool result (JSON) sent to a client
-//   [limits.memory]             # per extension file name
-//   "big.ts" = 268435456
+//   [limits.memory]             # per extension (keys as in [commands.extensions])
+//   "extensions/big.ts" = 268435456
 //
 //   [sessions]
 //   idleTtlMs = 1800000         # a session idle this long ends (guests, vars, processes, cookies)
 //   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
 //   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
@@ -75,6 +75,32 @@ export function readConfig(file: string): KilnConfig {
 
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * A key of a per-extension table as kiln compares it (policy.ts `extensionKeys`): `sha256:<hex>` names an
+ * artifact's exact bytes; anything else is a path to the extension file, relative to the config file, compared
+ * after resolving symlinks. Never a name an artifact records about itself.
+ */
+export function operatorKey(configFile: string, key: string): string {
+  if (/^sha256:[0-9a-fA-F]{64}$/.test(key)) return key.toLowerCase();
+  const path = resolve(dirname(configFile), key);
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // no such file (yet): it will match nothing, and the registry warns
+  }
+}
+
+/** A per-extension table with its keys made operator keys; two spellings of one file are an error. */
+function keyed<T>(file: string, section: string, table: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const [key, value] of Object.entries(table)) {
+    const k = operatorKey(file, key);
+    if (Object.hasOwn(out, k)) throw new ConfigError(`${file}: ${section} names ${k} twice`);
+    out[k] = value;
+  }
+  return out;
+}
+
 function readNet(file: string, v: unknown): NetPolicy {
   if (v === undefined) return DEFAULT_NET_POLICY;
   if (!isTable(v)) throw new ConfigError(`${file}: [net] must be a table`);
@@ -111,6 +137,7 @@ function readLimits(file: string, v: unknown): Limits {
     else if (k === 'memory') {
       if (!isTable(x)) throw new ConfigError(`${file}: [limits.memory] must be a table of file name → bytes`);
       for (const [name, n] of Object.entries(x)) out.memory[name] = positive(`memory."${name}"`, n, MAX_MEMORY);
+      out.memory = keyed(file, '[limits.memory]', out.memory);
     } else throw new ConfigError(`${file}: [limits] has an unknown key "${k}"`);
   }
   return out;
@@ -153,5 +180,5 @@ function readCeiling(file: string, v: unknown): CommandCeiling {
   for (const [name, list] of Object.entries(exts)) {
     if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw bad(`extensions."${name}" must be a list of command names`);
   }
-  return { enabled: t.enabled !== false, extensions: exts as Record<string, string[]> };
+  return { enabled: t.enabled !== false, extensions: keyed(file, '[commands.extensions]', exts as Record<string, string[]>) };
 }

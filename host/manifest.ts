@@ -40,6 +40,42 @@ export class ManifestError extends Error {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Tool names: the characters MCP recommends, dot-namespaced by convention. No spaces, no look-alike letters
+ *  from other scripts, no zero-width or control characters: a name cannot impersonate another. */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Names kiln keeps for its own tools. */
+const RESERVED = /^(kiln_|run_script$)/i;
+
+/** How deep and how large an inputSchema may be: enough for any real schema, bounded for the validator. */
+export const MAX_SCHEMA_DEPTH = 64;
+export const MAX_SCHEMA_BYTES = 256 * 1024;
+
+/** The nesting depth of a JSON value (iterative: a hostile value cannot overflow the host's stack). */
+export function jsonDepth(v: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    max = Math.max(max, d);
+    if (max > 10_000) break;
+    for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+function checkName(name: string): void {
+  if (!TOOL_NAME.test(name)) {
+    throw new ManifestError(`tool name ${JSON.stringify(name).slice(0, 80)} must be 1-64 characters of A-Z a-z 0-9 _ . - (MCP's tool name characters)`);
+  }
+  if (RESERVED.test(name)) throw new ManifestError(`tool name "${name}" is reserved: names starting with kiln_, and run_script, are kiln's own tools`);
+}
+
+function checkSchema(name: string, schema: Record<string, unknown>): void {
+  if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new ManifestError(`tool "${name}": inputSchema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) throw new ManifestError(`tool "${name}": inputSchema is larger than ${MAX_SCHEMA_BYTES} bytes`);
+}
+
 function parseCommand(tool: string, name: string, v: unknown): CommandSpec {
   try {
     return parseCommandSpec(tool, name, v);
@@ -111,9 +147,11 @@ function parseTool(v: unknown): ToolManifest {
   if (!isObject(v)) throw new ManifestError('a tool manifest must be an object');
   const name = v.name;
   if (typeof name !== 'string' || name.trim() === '') throw new ManifestError('a tool name must be a non-empty string');
+  checkName(name);
   if (v.description !== undefined && typeof v.description !== 'string') throw new ManifestError(`tool "${name}": description must be a string`);
   if (v.inputSchema !== undefined) {
     if (!isObject(v.inputSchema)) throw new ManifestError(`tool "${name}": inputSchema must be a JSON Schema object`);
+    checkSchema(name, v.inputSchema);
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
   return {

@@ -1,13 +1,16 @@
 // The operator's settings (kiln.toml): ceilings on what extensions may declare, and the server's limits.
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
+import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
+
+export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
 export interface Limits {
   /** A call's time limit when its tool declares no timeoutMs (and for scripts). */
   timeoutMs: number;
   /** QuickJS heap limit of each extension's guest, in bytes. */
   memoryLimitBytes: number;
-  /** Per extension file name: its own heap limit. */
+  /** Per extension (an operator key, see `operatorEntry`): its own heap limit. */
   memory: Record<string, number>;
   /** The largest tool result (as JSON) sent to a client; a larger one is a ResultTooLargeError. */
   maxResultBytes: number;
@@ -40,8 +43,8 @@ export const DEFAULT_POLICY: OperatorPolicy = {
   commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS,
 };
 
-export function memoryLimit(policy: OperatorPolicy, extension: string): number {
-  return Object.hasOwn(policy.limits.memory, extension) ? policy.limits.memory[extension] : policy.limits.memoryLimitBytes;
+export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {
+  return operatorEntry(policy.limits.memory, ext) ?? policy.limits.memoryLimitBytes;
 }
 
 /** The environment a guest sees: the allowed names that are set on the server, nothing else. */

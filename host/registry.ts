@@ -15,7 +15,7 @@ import type { GuestHandle } from './engine/remote.js';
 import { InvalidArgumentsError, KilnError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
-import { DEFAULT_POLICY, type OperatorPolicy } from './policy.js';
+import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
@@ -57,6 +57,8 @@ export class Registry {
 
   constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY) {}
 
+  /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
+   *  and the rest load: a crafted artifact must never stop the server. */
   async load(paths: string[]): Promise<void> {
     for (const file of discover(paths)) {
       try {
@@ -64,7 +66,19 @@ export class Registry {
       } catch (e) {
         if (e instanceof ManifestError) this.failures.push({ file, error: `${file}: ${e.message}` });
         else if (e instanceof KilnError) this.failures.push({ file, error: e.message });
-        else throw e;
+        else this.failures.push({ file, error: `${file}: could not be loaded: ${(e as Error)?.message ?? String(e)}` });
+      }
+    }
+    this.warnUnmatched();
+  }
+
+  /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently). */
+  private warnUnmatched(): void {
+    const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));
+    const tables: [string, Record<string, unknown>][] = [['[commands.extensions]', this.policy.commands.extensions], ['[limits.memory]', this.policy.limits.memory]];
+    for (const [section, table] of tables) {
+      for (const key of Object.keys(table)) {
+        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
       }
     }
   }
@@ -116,7 +130,7 @@ export class Registry {
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
       performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
-        extension: ext.artifact.manifest.source.name,
+        extension: { file: ext.file, sha256: ext.artifact.sha256 },
         owner: ext.file,
         ceiling: this.policy.commands,
         processes: session.processes,

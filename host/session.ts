@@ -126,7 +126,7 @@ export class Session {
       platform: process.platform,
       pid: process.pid,
       env: guestEnv(this.policy),
-      memoryLimit: memoryLimit(this.policy, ext.artifact.manifest.source.name),
+      memoryLimit: memoryLimit(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }),
     };
     const runLimit = this.policy.limits.timeoutMs;
     let instance: GuestHandle;

@@ -39,13 +39,17 @@ test('templates: what is refused and what is fine', () => {
 
 test('grants: declared AND allowed by the operator; kinds do not mix', () => {
   const a = allow({ one: spec(['true']), dev: spec('sleep 1', { persistent: true }) });
-  assert.deepEqual(grantedCommands(a, 'x.ts', { enabled: true, extensions: {} }), ['one', 'dev']);
-  assert.deepEqual(grantedCommands(a, 'x.ts', { enabled: true, extensions: { 'x.ts': ['dev', 'other'] } }), ['dev']);
-  assert.deepEqual(grantedCommands(a, 'x.ts', { enabled: false, extensions: {} }), []);
+  const x = { file: '/nowhere/x.ts', sha256: 'ab'.repeat(32) };
+  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: {} }), ['one', 'dev']);
+  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { '/nowhere/x.ts': ['dev', 'other'] } }), ['dev']);
+  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { [`sha256:${'ab'.repeat(32)}`]: ['one'] } }), ['one']);
+  // a bare file name is not a key: keys are paths (resolved by config.ts) or sha256:<hex>
+  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { 'x.ts': [] } }), ['one', 'dev']);
+  assert.deepEqual(grantedCommands(a, x, { enabled: false, extensions: {} }), []);
   assert.throws(() => commandGrant('t', a, 'run', 'dev'), /is persistent/);
   assert.throws(() => commandGrant('t', a, 'stop', 'one'), /is one-shot/);
   assert.throws(() => commandGrant('t', a, 'run', '__proto__'), /did not declare a command named "__proto__"/);
-  assert.throws(() => commandGrant('t', a, 'run', 'one', 'x.ts', { enabled: true, extensions: { 'x.ts': [] } }), /operator does not allow/);
+  assert.throws(() => commandGrant('t', a, 'run', 'one', x, { enabled: true, extensions: { '/nowhere/x.ts': [] } }), /operator does not allow command "one" for \/nowhere\/x\.ts/);
 });
 
 test('manifests: exec is an alias, unknown fields and capabilities are refused', () => {

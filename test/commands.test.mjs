@@ -1,7 +1,7 @@
 // allow.commands through a real extension in a real .wasm artifact, with real processes.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { buildFixture, call, kiln, kilnBin, mcp, root, tempDir, waitUntil } from './helpers.mjs';
@@ -184,15 +184,15 @@ test('the operator ceiling: commands off entirely, or only listed names; kiln_ex
   const { client: c1 } = await serve(t, { config: off });
   assert.match((await run(c1, 'echoArgv', { value: 'x' })).text, /^PermissionError: the operator has turned commands off/);
   const only = join(dir, 'only.toml');
-  writeFileSync(only, '[commands.extensions]\n"cmd.ts" = ["echoArgv"]\n');
+  writeFileSync(only, `[commands.extensions]\n"${artifact}" = ["echoArgv"]\n`);
   const { client: c2 } = await serve(t, { config: only });
   assert.equal((await run(c2, 'echoArgv', { value: 'ok' })).json, 'ok');
-  assert.match((await run(c2, 'echoShell', { value: 'x' })).text, /^PermissionError: the operator does not allow command "echoShell" for cmd.ts/);
+  assert.match((await run(c2, 'echoShell', { value: 'x' })).text, /^PermissionError: the operator does not allow command "echoShell" for .*commands_cmd\.wasm/);
   const audit = (await call(c2, 'kiln_extensions')).json;
   const tool = audit.extensions[0].tools.find((x) => x.name === 'cmd.run');
   assert.ok(Object.keys(tool.allow.commands).includes('echoShell'), 'declared is shown');
   assert.deepEqual(tool.granted.commands, ['echoArgv'], 'granted is shown');
-  assert.deepEqual(audit.operator.commands, { enabled: true, extensions: { 'cmd.ts': ['echoArgv'] } });
+  assert.deepEqual(audit.operator.commands, { enabled: true, extensions: { [realpathSync(artifact)]: ['echoArgv'] } });
   const bad = join(dir, 'bad.toml');
   writeFileSync(bad, '[commands]\nenabled = "yes"\n');
   assert.match((await kiln(['mcp', artifact, '--config', bad])).stderr, /\[commands\] enabled must be true or false/);

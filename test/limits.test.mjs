@@ -52,7 +52,7 @@ test('running out of memory is a MemoryLimitError; the next call gets a fresh gu
   assert.equal(r.isError, true);
   assert.match(r.text, /^MemoryLimitError: tool "lim.hog" ran out of its memory limit/);
   assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 2 });
-  const bigger = await serve(t, '[limits]\nmemoryLimitBytes = 16777216\n[limits.memory]\n"lim.ts" = 33554432\n');
+  const bigger = await serve(t, `[limits]\nmemoryLimitBytes = 16777216\n[limits.memory]\n"${artifact}" = 33554432\n`);
   assert.match((await call(bigger, 'lim.hog')).text, /^MemoryLimitError/);
   const roomy = await call(bigger, 'lim.usage');
   assert.equal(roomy.isError, false);

@@ -92,11 +92,13 @@ test('kiln_extensions audits every loaded file, its tools, capabilities and hash
 test('a name taken by another extension or a built-in is not exposed twice', async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'a.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'a' });");
-  writeFileSync(join(dir, 'b.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'b' });\ndefineTool({ name: 'kiln_extensions', exposeAsTool: true, handler: () => 'fake' });");
+  writeFileSync(join(dir, 'b.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'b' });");
+  writeFileSync(join(dir, 'c.ts'), "defineTool({ name: 'kiln_extensions', exposeAsTool: true, handler: () => 'fake' });");
   const { client, stderr } = await mcp(t, [dir]);
   assert.equal((await call(client, 'dup.tool')).json, 'a');
   assert.ok(Array.isArray((await call(client, 'kiln_extensions')).json.extensions), 'the built-in audit tool cannot be shadowed');
   assert.match(stderr(), /tool "dup.tool" is not loaded: the name is taken by .*a\.ts/);
+  assert.match(stderr(), /c\.ts: tool name "kiln_extensions" is reserved/);
 });
 
 test('kiln.toml lists the extensions to load', async (t) => {

@@ -13,6 +13,7 @@
 //  - Templates that would let a value run as code are refused when the manifest is read
 //    (command-template.ts says exactly which).
 import { PermissionError } from '../errors.js';
+import { operatorEntry, type ExtensionIdentity } from '../extension-identity.js';
 import type { Allow, CommandSpec } from '../manifest.js';
 import { argvWord, checkTemplateText, literal, shellCommands, TemplateError, type Word } from './command-template.js';
 
@@ -26,23 +27,23 @@ const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export interface CommandCeiling {
   /** false: no extension may run any command. */
   enabled: boolean;
-  /** Extension (source file name, e.g. "git-sha.ts") → the only command names it may run. */
+  /** Extension (an operator key: real path or sha256:<hex>, see policy.ts) → the only command names it may run. */
   extensions: Record<string, string[]>;
 }
 
 export const OPEN_CEILING: CommandCeiling = { enabled: true, extensions: {} };
 
 /** The command names a tool may run: what it declares AND what the operator allows its extension. */
-export function grantedCommands(allow: Allow, extension: string, ceiling: CommandCeiling): string[] {
+export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceiling: CommandCeiling): string[] {
   if (!ceiling.enabled) return [];
-  const listed = Object.hasOwn(ceiling.extensions, extension) ? ceiling.extensions[extension] : undefined;
+  const listed = operatorEntry(ceiling.extensions, extension);
   return Object.keys(allow.commands).filter((n) => !listed || listed.includes(n));
 }
 
 /** The spec a call to `commands.<verb>(name)` may use, or a PermissionError saying why not. */
 export function commandGrant(
   tool: string, allow: Allow, verb: CommandVerb, name: unknown,
-  extension = '', ceiling: CommandCeiling = OPEN_CEILING,
+  extension: ExtensionIdentity = { file: '', sha256: '' }, ceiling: CommandCeiling = OPEN_CEILING,
 ): CommandSpec {
   if (typeof name !== 'string' || name === '') throw new PermissionError(`commands.${verb} needs a command name`);
   const spec = Object.hasOwn(allow.commands, name) ? allow.commands[name] : undefined;
@@ -56,7 +57,7 @@ export function commandGrant(
   if (!grantedCommands(allow, extension, ceiling).includes(name)) {
     throw new PermissionError(
       ceiling.enabled
-        ? `the operator does not allow command "${name}" for ${extension} (kiln.toml [commands.extensions])`
+        ? `the operator does not allow command "${name}" for ${extension.file} (kiln.toml [commands.extensions])`
         : `the operator has turned commands off for this server (kiln.toml [commands] enabled = false)`,
     );
   }

@@ -2,6 +2,7 @@
 import { KilnError } from '../errors.js';
 import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import type { HttpSession } from './http.js';
 import { runOnce, type ProcessTable } from './processes.js';
@@ -13,8 +14,8 @@ export class UnavailableError extends KilnError {
 export interface CapabilityContext {
   /** The manifest of the tool whose handler made the call. */
   tool: ToolManifest;
-  /** The extension's source file name, as the operator's policy names it. */
-  extension: string;
+  /** The extension as the operator's policy names it: the file kiln loaded and its artifact's sha256. */
+  extension: ExtensionIdentity;
   /** The extension's file: owner of its persistent processes. */
   owner: string;
   ceiling: CommandCeiling;

@@ -100,6 +100,9 @@ export class Engine {
     try {
       const main = moduleBytes(artifact, coreModules(artifact)[0]);
       const { module, address, bytes } = popDataSegment(main);
+      if (bytes.length > this.slot.capacity) {
+        throw new EngineError(`the artifact's image is ${bytes.length} bytes, larger than the engine's ${this.slot.capacity}-byte slot`);
+      }
       const sameEngine =
         address === this.slot.address &&
         Buffer.from(module).equals(this.mainModule) &&

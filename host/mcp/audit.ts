@@ -29,7 +29,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
-        granted: { commands: grantedCommands(t.allow, ext.artifact.manifest.source.name, registry.policy.commands) },
+        granted: { commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands) },
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null } : {}),
       })),
     })),

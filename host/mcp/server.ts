@@ -4,6 +4,7 @@ import { Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
+import { printable } from '../terminal.js';
 import type { Registry } from '../registry.js';
 import { ScriptRunner } from '../scripts.js';
 import { Sessions } from '../sessions.js';
@@ -121,7 +122,8 @@ export class McpHost {
 function stderrLog(): (line: string) => void {
   process.stderr.on('error', () => {}); // EPIPE/ENOBUFS: a log line is lost, the server goes on
   const limiter = new LogLimiter<null>({ windowMs: 1000, lines: 5000, chars: 4 << 20, lineChars: 64 * 1024 }, (_l, line) => {
-    process.stderr.write(line.endsWith('\n') ? line : line + '\n');
+    const text = printable(line); // guest logs and names are untrusted (terminal.ts)
+    process.stderr.write(text.endsWith('\n') ? text : text + '\n');
   }, null);
   return (line) => limiter.write(null, line);
 }
