@@ -21,7 +21,11 @@ export class Session {
   private worker: SessionWorker | undefined;
   /** Names this session on its worker (a later session of the same name is another session). */
   private readonly key = `session-${nextSessionKey++}`;
-  readonly vars = new Map<string, string>();
+  /** `vars`, one store per extension file (the unit of trust): another extension in the same session, or a
+   *  run_script (whose guest is its own extension), cannot read or change them. Keyed by ext.file. */
+  private readonly varsByExt = new Map<string, Map<string, string>>();
+  /** The vars stores placed on the current worker, by their worker key. */
+  private readonly attached = new Set<string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
   /** Cookies and open response bodies, shared by fetch and request. */
@@ -42,14 +46,32 @@ export class Session {
     if (!this.worker?.running) {
       if (this.worker) this.leaveWorker();
       this.worker = this.pool.acquire();
-      this.worker.attach(this.key, this.vars, (op, key, value) => (op === 'set' ? this.vars.set(key, value!) : this.vars.delete(key)));
     }
     return this.worker;
   }
 
+  /** The vars of `ext` in this session (created empty on first use). */
+  varsOf(ext: LoadedExtension): Map<string, string> {
+    let v = this.varsByExt.get(ext.file);
+    if (!v) this.varsByExt.set(ext.file, (v = new Map()));
+    return v;
+  }
+
+  /** Place `ext`'s vars on the worker (once per worker); returns the key the worker knows them by. */
+  private attachVars(w: SessionWorker, ext: LoadedExtension): string {
+    const key = `${this.key}\u0000${ext.file}`;
+    if (!this.attached.has(key)) {
+      const vars = this.varsOf(ext);
+      w.attach(key, vars, (op, k, value) => (op === 'set' ? vars.set(k, value!) : vars.delete(k)));
+      this.attached.add(key);
+    }
+    return key;
+  }
+
   private leaveWorker(): void {
     if (!this.worker) return;
-    this.worker.detach(this.key);
+    for (const key of this.attached) this.worker.detach(key);
+    this.attached.clear();
     this.pool.release(this.worker);
     this.worker = undefined;
   }
@@ -113,7 +135,7 @@ export class Session {
     this.leaveWorker();
     this.processes.killAll();
     this.http.close();
-    this.vars.clear();
+    this.varsByExt.clear();
   }
 
   private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestHandle> {
@@ -132,7 +154,8 @@ export class Session {
     let instance: GuestHandle;
     let loaded: { tools?: unknown };
     if (this.policy.sessions.isolation === 'worker') {
-      const remote = await this.workerFor().create(this.key, ext.artifact.module, config, runLimit, {
+      const w = this.workerFor();
+      const remote = await w.create(this.attachVars(w, ext), ext.artifact.module, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.http.discard(ext.file, body),
         log,
@@ -143,7 +166,7 @@ export class Session {
       const local = await GuestInstance.create(this.engine, ext.artifact.module, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.http.discard(ext.file, body),
-        vars: this.varsStore(),
+        vars: this.varsStore(ext),
         log,
       }, runLimit);
       loaded = local.load(config) as { tools?: unknown };
@@ -162,8 +185,8 @@ export class Session {
     }
   }
 
-  private varsStore() {
-    const vars = this.vars;
+  private varsStore(ext: LoadedExtension) {
+    const vars = this.varsOf(ext);
     return {
       get: (k: string) => vars.get(k),
       set: (k: string, v: string) => {
