@@ -28,8 +28,9 @@ export class Session {
   private readonly attached = new Set<string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
-  /** Cookies and open response bodies, shared by fetch and request. */
-  readonly http: HttpSession;
+  /** Cookies, open response bodies and in-flight slots, shared by fetch and request: one HttpSession per
+   *  extension file (the unit of trust), keyed by ext.file. */
+  private readonly httpByExt = new Map<string, HttpSession>();
 
   constructor(
     readonly name: string,
@@ -38,8 +39,13 @@ export class Session {
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
     private readonly pool: WorkerPool = new WorkerPool(engine.dir, 1),
-  ) {
-    this.http = new HttpSession(policy.net);
+  ) {}
+
+  /** `ext`'s cookies, bodies and in-flight slots in this session. */
+  httpFor(ext: LoadedExtension): HttpSession {
+    let h = this.httpByExt.get(ext.file);
+    if (!h) this.httpByExt.set(ext.file, (h = new HttpSession(this.policy.net)));
+    return h;
   }
 
   private workerFor(): SessionWorker {
@@ -99,6 +105,7 @@ export class Session {
     if (p) {
       const live = await p.catch(() => undefined);
       if (live?.alive) return live;
+      this.httpByExt.get(ext.file)?.releaseBodies(); // its guest died: nobody can read its bodies
     }
     p = this.create(ext, onOp);
     this.instances.set(ext, p);
@@ -127,6 +134,8 @@ export class Session {
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
     this.instances.delete(ext);
+    // Its open bodies go with it (they hold connections and nobody can read them any more); cookies stay.
+    this.httpByExt.get(ext.file)?.releaseBodies();
     p?.then((i) => i.dispose(new GuestCrashError(`the guest was reset: ${reason}`)), () => {});
   }
 
@@ -134,7 +143,8 @@ export class Session {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
     this.leaveWorker();
     this.processes.killAll();
-    this.http.close();
+    for (const h of this.httpByExt.values()) h.close();
+    this.httpByExt.clear();
     this.varsByExt.clear();
   }
 
@@ -157,7 +167,7 @@ export class Session {
       const w = this.workerFor();
       const remote = await w.create(this.attachVars(w, ext), ext.artifact.module, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
-        discardBody: (body) => this.http.discard(ext.file, body),
+        discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         log,
       });
       instance = remote.instance;
@@ -165,7 +175,7 @@ export class Session {
     } else {
       const local = await GuestInstance.create(this.engine, ext.artifact.module, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
-        discardBody: (body) => this.http.discard(ext.file, body),
+        discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         vars: this.varsStore(ext),
         log,
       }, runLimit);
