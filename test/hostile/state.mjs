@@ -83,3 +83,10 @@ attack('state-body-release', "a discarded guest's open bodies are released (the 
   for (let i = 0; i < 100 && srv.closed.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(srv.closed, ['/endless']);
 });
+
+attack('state-session-flood', 'a session flood past [sessions] maxSessions closes the oldest idle sessions; the server keeps answering', async (t) => {
+  const { client } = await twoFiles(t, '[sessions]\nmaxSessions = 3\n');
+  for (let i = 0; i < 12; i++) assert.equal((await call(client, 'a.set', { v: `v${i}` }, { session: `s${i}` })).json, 'ok');
+  assert.deepEqual((await call(client, 'a.get', {}, { session: 's11' })).json, { secret: 'v11', keys: ['secret'] }, 'the newest session is held');
+  assert.deepEqual((await call(client, 'a.get', {}, { session: 's0' })).json, { secret: null, keys: [] }, 'the oldest idle session was closed');
+});
