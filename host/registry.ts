@@ -127,7 +127,6 @@ export class Registry {
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
     const mapped = start(instance, limit).catch(async (e) => {
-      if (!instance.alive) session.discard(ext, 'it stopped'); // releases its open bodies now
       if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
       const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
       if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
