@@ -27,6 +27,7 @@
 //   [sessions]
 //   idleTtlMs = 1800000         # a session idle this long ends (guests, vars, processes, cookies)
 //   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
+//   maxSessions = 1024          # sessions held; past it the least recently used idle one is closed
 //   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -153,7 +154,7 @@ function readSessions(file: string, v: unknown): SessionSettings {
       out.isolation = x;
       continue;
     }
-    if (k !== 'idleTtlMs' && k !== 'maxInstances') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}"`);
+    if (k !== 'idleTtlMs' && k !== 'maxInstances' && k !== 'maxSessions') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}"`);
     if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ConfigError(`${file}: [sessions] ${k} must be a positive integer`);
     out[k] = x;
   }

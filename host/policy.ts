@@ -21,12 +21,14 @@ export interface SessionSettings {
   idleTtlMs: number;
   /** Live guests across all sessions before idle sessions' guests are freed. */
   maxInstances: number;
+  /** Sessions a server holds; a new one past it closes the least recently used idle session, or is refused. */
+  maxSessions: number;
   /** "worker": each session's guests run on its own thread, so a guest that spins until its deadline holds
    *  no one else up; "inline": on the caller's thread (cheaper; for embedding and benchmarks). */
   isolation: 'worker' | 'inline';
 }
 
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256, isolation: 'worker' };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256, maxSessions: 1024, isolation: 'worker' };
 
 export interface OperatorPolicy {
   commands: CommandCeiling;

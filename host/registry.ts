@@ -134,7 +134,7 @@ export class Registry {
         owner: ext.file,
         ceiling: this.policy.commands,
         processes: session.processes,
-        http: session.http,
+        http: session.httpFor(ext),
         callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
       }),
     );

@@ -4,7 +4,8 @@
 //
 // A script has no capabilities of its own (no commands, no network): it reaches the world only by calling
 // tools through `plugins[name]`, and each of those runs with its own manifest. It shares the session's
-// `vars`, and `kiln.host` is "script".
+// `vars` (scripts of a session share one store of their own; a script cannot read a tool's vars, it calls the
+// tool), and `kiln.host` is "script".
 import { createHash } from 'node:crypto';
 import { transform } from 'sucrase';
 import type { Builder } from './build/artifact.js';

@@ -21,11 +21,16 @@ export class Session {
   private worker: SessionWorker | undefined;
   /** Names this session on its worker (a later session of the same name is another session). */
   private readonly key = `session-${nextSessionKey++}`;
-  readonly vars = new Map<string, string>();
+  /** `vars`, one store per extension file (the unit of trust): another extension in the same session, or a
+   *  run_script (whose guest is its own extension), cannot read or change them. Keyed by ext.file. */
+  private readonly varsByExt = new Map<string, Map<string, string>>();
+  /** The vars stores placed on the current worker, by their worker key. */
+  private readonly attached = new Set<string>();
   /** Persistent processes live with the session, so they survive guest resets. */
   readonly processes = new ProcessTable();
-  /** Cookies and open response bodies, shared by fetch and request. */
-  readonly http: HttpSession;
+  /** Cookies, open response bodies and in-flight slots, shared by fetch and request: one HttpSession per
+   *  extension file (the unit of trust), keyed by ext.file. */
+  private readonly httpByExt = new Map<string, HttpSession>();
 
   constructor(
     readonly name: string,
@@ -34,22 +39,45 @@ export class Session {
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
     private readonly pool: WorkerPool = new WorkerPool(engine.dir, 1),
-  ) {
-    this.http = new HttpSession(policy.net);
+  ) {}
+
+  /** `ext`'s cookies, bodies and in-flight slots in this session. */
+  httpFor(ext: LoadedExtension): HttpSession {
+    let h = this.httpByExt.get(ext.file);
+    if (!h) this.httpByExt.set(ext.file, (h = new HttpSession(this.policy.net)));
+    return h;
   }
 
   private workerFor(): SessionWorker {
     if (!this.worker?.running) {
       if (this.worker) this.leaveWorker();
       this.worker = this.pool.acquire();
-      this.worker.attach(this.key, this.vars, (op, key, value) => (op === 'set' ? this.vars.set(key, value!) : this.vars.delete(key)));
     }
     return this.worker;
   }
 
+  /** The vars of `ext` in this session (created empty on first use). */
+  varsOf(ext: LoadedExtension): Map<string, string> {
+    let v = this.varsByExt.get(ext.file);
+    if (!v) this.varsByExt.set(ext.file, (v = new Map()));
+    return v;
+  }
+
+  /** Place `ext`'s vars on the worker (once per worker); returns the key the worker knows them by. */
+  private attachVars(w: SessionWorker, ext: LoadedExtension): string {
+    const key = `${this.key}\u0000${ext.file}`;
+    if (!this.attached.has(key)) {
+      const vars = this.varsOf(ext);
+      w.attach(key, vars, (op, k, value) => (op === 'set' ? vars.set(k, value!) : vars.delete(k)));
+      this.attached.add(key);
+    }
+    return key;
+  }
+
   private leaveWorker(): void {
     if (!this.worker) return;
-    this.worker.detach(this.key);
+    for (const key of this.attached) this.worker.detach(key);
+    this.attached.clear();
     this.pool.release(this.worker);
     this.worker = undefined;
   }
@@ -77,6 +105,7 @@ export class Session {
     if (p) {
       const live = await p.catch(() => undefined);
       if (live?.alive) return live;
+      this.httpByExt.get(ext.file)?.releaseBodies(); // its guest died: nobody can read its bodies
     }
     p = this.create(ext, onOp);
     this.instances.set(ext, p);
@@ -105,6 +134,8 @@ export class Session {
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
     this.instances.delete(ext);
+    // Its open bodies go with it (they hold connections and nobody can read them any more); cookies stay.
+    this.httpByExt.get(ext.file)?.releaseBodies();
     p?.then((i) => i.dispose(new GuestCrashError(`the guest was reset: ${reason}`)), () => {});
   }
 
@@ -112,8 +143,9 @@ export class Session {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
     this.leaveWorker();
     this.processes.killAll();
-    this.http.close();
-    this.vars.clear();
+    for (const h of this.httpByExt.values()) h.close();
+    this.httpByExt.clear();
+    this.varsByExt.clear();
   }
 
   private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestHandle> {
@@ -132,9 +164,10 @@ export class Session {
     let instance: GuestHandle;
     let loaded: { tools?: unknown };
     if (this.policy.sessions.isolation === 'worker') {
-      const remote = await this.workerFor().create(this.key, ext.artifact.module, config, runLimit, {
+      const w = this.workerFor();
+      const remote = await w.create(this.attachVars(w, ext), ext.artifact.module, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
-        discardBody: (body) => this.http.discard(ext.file, body),
+        discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         log,
       });
       instance = remote.instance;
@@ -142,8 +175,8 @@ export class Session {
     } else {
       const local = await GuestInstance.create(this.engine, ext.artifact.module, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
-        discardBody: (body) => this.http.discard(ext.file, body),
-        vars: this.varsStore(),
+        discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
+        vars: this.varsStore(ext),
         log,
       }, runLimit);
       loaded = local.load(config) as { tools?: unknown };
@@ -162,8 +195,8 @@ export class Session {
     }
   }
 
-  private varsStore() {
-    const vars = this.vars;
+  private varsStore(ext: LoadedExtension) {
+    const vars = this.varsOf(ext);
     return {
       get: (k: string) => vars.get(k),
       set: (k: string, v: string) => {

@@ -4,6 +4,8 @@
 //  - Calls in one session run one at a time, in arrival order (`run`). A tool calling another through
 //    `plugins[...]` is part of its caller's call and does not queue.
 //  - A session idle for `idleTtlMs` is closed: its guests, vars, persistent processes and cookies go.
+//  - At most `maxSessions` sessions are held; a new one past that closes the least recently used idle session
+//    (its guests, vars, processes and cookies go), or is refused with a KilnError if every session is busy.
 //  - At most `maxInstances` guests are alive across all sessions; past that, the least recently used idle
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
 import type { Engine } from './engine/engine.js';
@@ -53,11 +55,21 @@ export class Sessions {
     if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
     let e = this.entries.get(name);
     if (!e) {
+      this.makeRoom();
       const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool);
       e = { session, lastUsed: Date.now(), busy: 0, queue: Promise.resolve() };
       this.entries.set(name, e);
     }
     return e;
+  }
+
+  /** Before a new session: at `maxSessions`, close the least recently used idle one; none idle: refuse. */
+  private makeRoom(): void {
+    if (this.entries.size < this.settings.maxSessions) return;
+    let lru: [string, Entry] | undefined;
+    for (const kv of this.entries) if (kv[1].busy === 0 && (!lru || kv[1].lastUsed < lru[1].lastUsed)) lru = kv;
+    if (!lru) throw new KilnError(`the server holds ${this.settings.maxSessions} sessions, all busy; retry later or raise [sessions] maxSessions`);
+    this.close(lru[0]);
   }
 
   /** Run `fn` in session `name` after every call queued before it. */

@@ -62,7 +62,9 @@ test('run_script: last expression (awaited), plugins, vars and globals shared in
   assert.equal(r.status, 'ok', JSON.stringify(r.error));
   assert.deepEqual(r.result, { d: 42, host: 'script' });
   assert.deepEqual(r.logs, [{ level: 'info', message: 'doubling 21' }]);
-  assert.equal((await call(client, 'sess.state')).json.vars, 'from-script', 'a tool sees the vars a script set');
+  // vars are per (session, extension file); a script is its own store: it calls tools, it does not read theirs.
+  assert.equal((await call(client, 'sess.state')).json.vars, null, 'a tool does not see the vars a script set');
+  assert.equal((await script(client, "vars.get('k')")).result, 'from-script', 'a script keeps its own vars between scripts');
   assert.equal((await script(client, 'globalThis.kept')).result, 'still here', 'globals persist between scripts of a session');
   assert.equal((await script(client, 'typeof globalThis.kept', { session: 'other' })).result, 'undefined');
 });

@@ -73,6 +73,8 @@ function headerPairs(raw: Record<string, string | string[] | undefined>): [strin
 }
 
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
+/** One per (session, extension file): its cookie jar, its open bodies and its in-flight count belong to that
+ *  extension alone, so another extension in the session can neither ride its cookies nor take its slots. */
 export class HttpSession {
   readonly jar = new CookieJar();
   private readonly bodies = new Map<number, OpenBody>();
@@ -231,6 +233,12 @@ export class HttpSession {
     if (!b || b.owner !== owner) return;
     this.bodies.delete(id);
     b.destroy();
+  }
+
+  /** Destroy every open body (its guest was discarded: nobody can read them any more). Cookies stay. */
+  releaseBodies(): void {
+    for (const b of this.bodies.values()) b.destroy();
+    this.bodies.clear();
   }
 
   close(): void {

@@ -2,7 +2,8 @@
 // thread, never the server's. Everything else stays on the main thread: capability checks and I/O (each op is
 // posted there and its outcome posted back), the registry, the session's processes and cookies.
 //
-// A worker hosts the guests of several sessions. Each session's `vars` live here, keyed by session, while the
+// A worker hosts the guests of several sessions. Each (session, extension) `vars` store lives here, keyed by the
+// opaque store key the session chose (one per extension file: the unit of trust), while the
 // session is placed on this worker (guest reads are synchronous); every change is mirrored to the main thread,
 // which hands the latest copy to the next worker the session is placed on.
 import { parentPort, workerData } from 'node:worker_threads';

@@ -1,0 +1,94 @@
+// Item 7: extensions in one session share nothing. The extension file is the unit of trust: `vars`, cookie
+// jars, open bodies and in-flight slots are per (session, extension file). Two real source files, one session.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { call } from '../helpers.mjs';
+import { startServer } from '../http-server.mjs';
+import { attack, serve, sources } from './harness.mjs';
+
+const LOCAL = "['127.0.0.1']";
+const A = `
+defineTool({ name: 'a.set', exposeAsTool: true, handler: async ({ args }) => { vars.set('secret', args.v); return 'ok'; } });
+defineTool({ name: 'a.get', exposeAsTool: true, handler: async () => ({ secret: vars.get('secret') ?? null, keys: vars.keys() }) });
+defineTool({ name: 'a.fetch', exposeAsTool: true, allow: { net: ${LOCAL} }, handler: async ({ args }) => (await fetch(args.url)).text() });
+`;
+const B = `
+defineTool({ name: 'b.read', exposeAsTool: true, handler: async () => ({ secret: vars.get('secret') ?? null, has: vars.has('secret'), keys: vars.keys() }) });
+defineTool({ name: 'b.write', exposeAsTool: true, handler: async () => { vars.set('secret', 'pwned'); return vars.get('secret'); } });
+defineTool({ name: 'b.delete', exposeAsTool: true, handler: async () => vars.delete('secret') });
+defineTool({ name: 'b.fetch', exposeAsTool: true, allow: { net: ${LOCAL} }, handler: async ({ args }) => (await fetch(args.url)).text() });
+defineTool({ name: 'b.hold', exposeAsTool: true, allow: { net: ${LOCAL} }, handler: async ({ args }) => {
+  for (let i = 0; i < 16; i++) fetch(args.url).catch(() => {});
+  return 'holding';
+} });
+defineTool({ name: 'b.open', exposeAsTool: true, allow: { net: ${LOCAL} }, handler: async ({ args }) => { globalThis.r = await fetch(args.url); return r.status; } });
+defineTool({ name: 'b.spin', exposeAsTool: true, handler: async () => { globalThis.n = 0; for (;;) globalThis.n++; } });
+`;
+
+async function twoFiles(t, toml) {
+  const dir = sources(t, { 'a/a.js': A, 'b/b.js': B });
+  return serve(t, [join(dir, 'a/a.js'), join(dir, 'b/b.js')], toml === undefined ? {} : { toml });
+}
+
+for (const [id, tool, expect] of [
+  ['state-vars-read', 'b.read', { secret: null, has: false, keys: [] }],
+  ['state-vars-overwrite', 'b.write', 'pwned'],
+  ['state-vars-delete', 'b.delete', false],
+]) {
+  attack(id, `another extension in the session runs ${tool} on a victim's vars; the victim's value is intact and unseen`, async (t) => {
+    const { client } = await twoFiles(t);
+    assert.equal((await call(client, 'a.set', { v: 'tok-A' })).json, 'ok');
+    const r = await call(client, tool);
+    assert.equal(r.isError, false, r.text);
+    assert.deepEqual(r.json, expect);
+    assert.deepEqual((await call(client, 'a.get')).json, { secret: 'tok-A', keys: ['secret'] }, "A's vars are intact");
+  });
+}
+
+attack('state-script-vars', "run_script cannot read or change a tool's vars", async (t) => {
+  const { client } = await twoFiles(t);
+  await call(client, 'a.set', { v: 'tok-A' });
+  const r = await call(client, 'run_script', { code: "const seen = vars.get('secret') ?? null; vars.set('secret', 'x'); ({ seen, keys: vars.keys() })" });
+  assert.deepEqual(r.json.result, { seen: null, keys: ['secret'] }, r.text);
+  assert.deepEqual((await call(client, 'a.get')).json, { secret: 'tok-A', keys: ['secret'] });
+});
+
+attack('state-cookie-ride', "another extension does not carry a victim's cookies", async (t) => {
+  const srv = await startServer(t);
+  const { client } = await twoFiles(t);
+  assert.equal((await call(client, 'a.fetch', { url: `${srv.base}/login` })).json, 'ok');
+  assert.equal((await call(client, 'a.fetch', { url: `${srv.base}/me` })).json, 'sid=s3cret', 'A has its cookie');
+  assert.equal((await call(client, 'b.fetch', { url: `${srv.base}/me` })).json, '(no cookie)');
+  const bHits = srv.hits.filter((h) => h.path === '/me');
+  assert.equal(bHits.length, 2);
+  assert.equal(bHits[1].headers.cookie, undefined, "the server never saw A's cookie on B's request");
+});
+
+attack('state-http-slots', "another extension holding 16 HTTP slots does not starve a victim's fetch", async (t) => {
+  const srv = await startServer(t);
+  const { client } = await twoFiles(t);
+  assert.equal((await call(client, 'b.hold', { url: `${srv.base}/hang` })).json, 'holding');
+  const r = await call(client, 'a.fetch', { url: `${srv.base}/me` });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.json, '(no cookie)');
+});
+
+// Not yet contained (see report): a guest stopped by the interrupt is not discarded through Session.discard.
+if (process.env.KILN_TODO) attack('state-body-release', "a discarded guest's open bodies are released (the server sees the connection close)", async (t) => {
+  const srv = await startServer(t);
+  const { client } = await twoFiles(t, '[limits]\ntimeoutMs = 500\n');
+  assert.equal((await call(client, 'b.open', { url: `${srv.base}/endless` })).json, 200);
+  assert.deepEqual(srv.closed, [], 'the body is open while the guest lives');
+  const spin = await call(client, 'b.spin');
+  assert.equal(spin.isError, true, spin.text);
+  await call(client, 'b.read'); // a dead guest's bodies are released at the latest when its extension is next used
+  for (let i = 0; i < 100 && srv.closed.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(srv.closed, ['/endless']);
+});
+
+attack('state-session-flood', 'a session flood past [sessions] maxSessions closes the oldest idle sessions; the server keeps answering', async (t) => {
+  const { client } = await twoFiles(t, '[sessions]\nmaxSessions = 3\n');
+  for (let i = 0; i < 12; i++) assert.equal((await call(client, 'a.set', { v: `v${i}` }, { session: `s${i}` })).json, 'ok');
+  assert.deepEqual((await call(client, 'a.get', {}, { session: 's11' })).json, { secret: 'v11', keys: ['secret'] }, 'the newest session is held');
+  assert.deepEqual((await call(client, 'a.get', {}, { session: 's0' })).json, { secret: null, keys: [] }, 'the oldest idle session was closed');
+});
