@@ -12,7 +12,7 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
-import { InvalidArgumentsError, KilnError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
@@ -145,6 +145,9 @@ export class Registry {
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
     const mapped = start(instance, limit).catch(async (e) => {
+      // The guest is gone (stopped at its deadline, out of memory, crashed): nobody can read its open response
+      // bodies any more, and they hold connections and slots. Cookies and vars stay.
+      if (e instanceof TimeoutError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
       if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
       const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
       if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
@@ -154,7 +157,7 @@ export class Registry {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        session.discard(ext, `${what} exceeded its time limit`);
+        session.discard(ext, `${what} exceeded its time limit`); // releases its bodies too
         void session.unstick();
         reject(timedOut());
       }, limit);
