@@ -21,6 +21,7 @@
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
 //   memoryLimitBytes = 67108864 # each extension's guest heap
 //   maxResultBytes = 4194304    # the largest tool result (JSON) sent to a client
+//   totalMemoryBytes = 4294967296 # all live guests' heap limits (+8 MiB each) together
 //   [limits.memory]             # per extension (keys as in [commands.extensions])
 //   "extensions/big.ts" = 268435456
 //
@@ -134,6 +135,7 @@ function readLimits(file: string, v: unknown): Limits {
   for (const [k, x] of Object.entries(v)) {
     if (k === 'timeoutMs') out.timeoutMs = positive(k, x, 2 ** 31 - 1);
     else if (k === 'maxResultBytes') out.maxResultBytes = positive(k, x, MAX_RESULT_BYTES);
+    else if (k === 'totalMemoryBytes') out.totalMemoryBytes = positive(k, x, Number.MAX_SAFE_INTEGER);
     else if (k === 'memoryLimitBytes') out.memoryLimitBytes = positive(k, x, MAX_MEMORY);
     else if (k === 'memory') {
       if (!isTable(x)) throw new ConfigError(`${file}: [limits.memory] must be a table of file name → bytes`);

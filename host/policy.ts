@@ -14,6 +14,8 @@ export interface Limits {
   memory: Record<string, number>;
   /** The largest tool result (as JSON) sent to a client; a larger one is a ResultTooLargeError. */
   maxResultBytes: number;
+  /** The server's ceiling on guest memory: live guests' heap limits (plus overhead) never add up past it. */
+  totalMemoryBytes: number;
 }
 
 export interface SessionSettings {
@@ -39,7 +41,7 @@ export interface OperatorPolicy {
   sessions: SessionSettings;
 }
 
-export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024 };
+export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024, totalMemoryBytes: 4 * 1024 * 1024 * 1024 };
 
 export const DEFAULT_POLICY: OperatorPolicy = {
   commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS,

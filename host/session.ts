@@ -9,6 +9,7 @@ import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, TimeoutError } from './errors.js';
 import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
+import { MemoryBudget } from './memory-budget.js';
 import { checkVarsSet } from './vars.js';
 
 let nextSessionKey = 1;
@@ -39,7 +40,16 @@ export class Session {
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
     private readonly pool: WorkerPool = new WorkerPool(engine.dir, 1),
+    private readonly budget: MemoryBudget = new MemoryBudget(Infinity),
   ) {}
+
+  /** What each live guest reserved of the server's memory budget, by extension (given back on discard). */
+  private readonly reservations = new Map<LoadedExtension, () => void>();
+
+  private giveBack(ext: LoadedExtension): void {
+    this.reservations.get(ext)?.();
+    this.reservations.delete(ext);
+  }
 
   /** `ext`'s cookies, bodies and in-flight slots in this session. */
   httpFor(ext: LoadedExtension): HttpSession {
@@ -96,7 +106,10 @@ export class Session {
     const w = this.worker;
     if (w && !(await w.responsive(ms))) {
       w.terminate(new TimeoutError('the worker did not respond after a timeout and was terminated'));
-      for (const ext of [...this.instances.keys()]) this.instances.delete(ext);
+      for (const ext of [...this.instances.keys()]) {
+        this.instances.delete(ext);
+        this.giveBack(ext);
+      }
     }
   }
 
@@ -106,10 +119,16 @@ export class Session {
       const live = await p.catch(() => undefined);
       if (live?.alive) return live;
       this.httpByExt.get(ext.file)?.releaseBodies(); // its guest died: nobody can read its bodies
+      this.giveBack(ext);
     }
-    p = this.create(ext, onOp);
+    const memory = memoryLimit(this.policy, { file: ext.file, sha256: ext.artifact.sha256 });
+    this.reservations.set(ext, this.budget.reserve(memory)); // throws MemoryBudgetError past the ceiling
+    p = this.create(ext, onOp, memory);
     this.instances.set(ext, p);
-    p.catch(() => this.instances.delete(ext));
+    p.catch(() => {
+      this.instances.delete(ext);
+      this.giveBack(ext);
+    });
     return p;
   }
 
@@ -134,6 +153,7 @@ export class Session {
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
     this.instances.delete(ext);
+    this.giveBack(ext);
     // Its open bodies go with it (they hold connections and nobody can read them any more); cookies stay.
     this.httpByExt.get(ext.file)?.releaseBodies();
     p?.then((i) => i.dispose(new GuestCrashError(`the guest was reset: ${reason}`)), () => {});
@@ -148,7 +168,7 @@ export class Session {
     this.varsByExt.clear();
   }
 
-  private async create(ext: LoadedExtension, onOp: OpHandler): Promise<GuestHandle> {
+  private async create(ext: LoadedExtension, onOp: OpHandler, memory: number): Promise<GuestHandle> {
     const log = (level: string, message: string) => {
       this.onLog(ext, level, message);
       for (const fn of this.logListeners) fn(level, message);
@@ -158,7 +178,7 @@ export class Session {
       platform: process.platform,
       pid: process.pid,
       env: guestEnv(this.policy),
-      memoryLimit: memoryLimit(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }),
+      memoryLimit: memory,
     };
     const runLimit = this.policy.limits.timeoutMs;
     let instance: GuestHandle;

@@ -13,6 +13,7 @@ import { WorkerPool } from './engine/pool.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
 import type { LoadedExtension } from './registry.js';
+import { MemoryBudget } from './memory-budget.js';
 import { Session } from './session.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
@@ -41,6 +42,20 @@ export class Sessions {
     this.sweeper.unref();
     this.pool = new WorkerPool(engine.dir);
     if (settings.isolation === 'worker') this.pool.warm();
+    this.budget = new MemoryBudget(policy.limits.totalMemoryBytes, (bytes) => this.reclaimMemory(bytes));
+  }
+
+  /** The server's ceiling on guest memory (memory-budget.ts). */
+  readonly budget: MemoryBudget;
+
+  /** Free idle sessions' guests, least recently used first, until `bytes` of the budget are free. */
+  private reclaimMemory(bytes: number): void {
+    const target = this.budget.reserved - bytes;
+    const idle = [...this.entries.values()].filter((e) => e.busy === 0 && e.session.liveInstances > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const e of idle) {
+      if (this.budget.reserved <= target) break;
+      e.session.releaseInstances('the server needed its memory for another guest');
+    }
   }
 
   get size(): number {
@@ -56,7 +71,7 @@ export class Sessions {
     let e = this.entries.get(name);
     if (!e) {
       this.makeRoom();
-      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool);
+      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget);
       e = { session, lastUsed: Date.now(), busy: 0, queue: Promise.resolve() };
       this.entries.set(name, e);
     }

@@ -75,3 +75,23 @@ attack('mem-legit-not-overcounted', 'a guest using 12 MiB under a 16 MiB limit s
   assert.equal(r.isError, false, r.text);
   assert.equal(r.json, 12 * MiB);
 });
+
+const WAIT = `defineTool({ name: 'w.wait', exposeAsTool: true, handler: async () => { await new Promise((r) => setTimeout(r, 1500)); return 'done'; } });
+defineTool({ name: 'w.ping', exposeAsTool: true, handler: () => 'pong' });`;
+const CEILING = `[limits]\nmemoryLimitBytes = ${LIMIT}\ntotalMemoryBytes = ${3 * (LIMIT + 8 * MiB)}\n`;
+
+attack('mem-total-ceiling', 'more guests than [limits] totalMemoryBytes allows, all busy: the next is refused, the others finish', async (t) => {
+  const { client } = await serve(t, [join(sources(t, { 'w.ts': WAIT }), 'w.ts')], { toml: CEILING });
+  const busy = ['a', 'b', 'c'].map((s) => call(client, 'w.wait', {}, { session: s }));
+  await new Promise((r) => setTimeout(r, 400));
+  const refused = await call(client, 'w.ping', {}, { session: 'd' });
+  assert.equal(refused.isError, true, refused.text);
+  assert.match(refused.text, /^MemoryBudgetError: no room for another guest: .*\[limits\] totalMemoryBytes/);
+  for (const r of await Promise.all(busy)) assert.equal(r.json, 'done');
+  assert.equal((await call(client, 'w.ping', {}, { session: 'd' })).json, 'pong', 'room again once the others are idle');
+});
+
+attack('mem-total-reclaim', 'twenty sessions one after another under a ceiling of three guests: idle guests are reclaimed', async (t) => {
+  const { client } = await serve(t, [join(sources(t, { 'w.ts': WAIT }), 'w.ts')], { toml: CEILING });
+  for (let i = 0; i < 20; i++) assert.equal((await call(client, 'w.ping', {}, { session: `s${i}` })).json, 'pong', `session ${i}`);
+});

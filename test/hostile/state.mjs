@@ -91,3 +91,17 @@ attack('state-session-flood', 'a session flood past [sessions] maxSessions close
   assert.deepEqual((await call(client, 'a.get', {}, { session: 's11' })).json, { secret: 'v11', keys: ['secret'] }, 'the newest session is held');
   assert.deepEqual((await call(client, 'a.get', {}, { session: 's0' })).json, { secret: null, keys: [] }, 'the oldest idle session was closed');
 });
+
+attack('state-vars-flood', 'one extension floods its vars: past 1 MiB per store it is refused, and other stores are untouched', async (t) => {
+  const dir = sources(t, { 'f.ts': `defineTool({ name: 'f.flood', exposeAsTool: true, handler: () => {
+    let n = 0;
+    try { for (let i = 0; i < 100000; i++) { vars.set('k' + i, 'v'.repeat(60000)); n++; } } catch (e: any) { return { n, error: String(e.message) }; }
+    return { n };
+  } });
+  defineTool({ name: 'f.ok', exposeAsTool: true, handler: () => { vars.set('x', 'y'); return vars.get('x'); } });` });
+  const { client } = await serve(t, [dir]);
+  const r = (await call(client, 'f.flood')).json;
+  assert.ok(r.n < 20, `${r.n} values of 60 KB were kept`);
+  assert.match(r.error, /hold at most 1048576 characters/);
+  assert.equal((await call(client, 'f.ok', {}, { session: 'other' })).json, 'y');
+});
