@@ -14,7 +14,7 @@ import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
 import { GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { argsValidator } from './schema.js';
+import { argsValidator, newAjv, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
@@ -35,8 +35,8 @@ export interface LoadedExtension {
 export interface ToolEntry {
   manifest: ToolManifest;
   extension: LoadedExtension;
-  /** Why arguments do not match the tool's inputSchema, or undefined. */
-  validate?: (args: unknown) => string | undefined;
+  /** Why arguments do not match the tool's inputSchema, or undefined (schema.ts). */
+  validate?: Validator;
 }
 
 /** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
@@ -97,7 +97,8 @@ export class Registry {
   }
 
   private async add(ext: LoadedExtension): Promise<void> {
-    const validators = await Promise.all(ext.artifact.manifest.tools.map(argsValidator));
+    const ajv = await newAjv(); // one per extension: its $ids are its own
+    const validators = await Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajv, ext.file)));
     this.extensions.push(ext);
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
       const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;
@@ -113,7 +114,7 @@ export class Registry {
   async call(session: Session, name: string, args: unknown): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
-    const mismatch = entry.validate?.(args ?? {});
+    const mismatch = await entry.validate?.(args ?? {});
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
     return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, args ?? {}, limit));
   }

@@ -1,22 +1,50 @@
 // Tool argument schemas (JSON Schema, via ajv). ajv is imported on first use: it costs ~20 ms, which an
 // embedder running one artifact should not pay.
+//
+// Invariants:
+//  - Each extension gets its own Ajv instance, so one extension's `$id`s never collide with another's.
+//  - Validation that can be slow — a schema with `pattern`, `patternProperties` or `uniqueItems`, where a
+//    catastrophic regular expression or a quadratic uniqueness check can run for minutes — runs off the main
+//    thread under a deadline (schema-worker.ts); past it the worker is replaced and the call refused. Every
+//    other schema is validated inline (linear in the arguments).
+//  - A schema's size and depth are capped where the manifest is read (manifest.ts).
 import type { Ajv as AjvType } from 'ajv';
+import { InvalidArgumentsError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
+import { SlowValidation } from './schema-worker.js';
 
-let ajv: AjvType | undefined;
+/** Arguments that fail: why, or undefined. */
+export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
 
-async function instance(): Promise<AjvType> {
-  if (!ajv) {
-    const { Ajv } = await import('ajv');
-    ajv = new Ajv({ strict: false, allErrors: true });
-  }
-  return ajv;
+/** A fresh Ajv for one extension. */
+export async function newAjv(): Promise<AjvType> {
+  const { Ajv } = await import('ajv');
+  return new Ajv({ strict: false, allErrors: true });
 }
 
-/** A checker for a tool's arguments: returns why they do not match, or undefined. Throws ManifestError for an invalid schema. */
-export async function argsValidator(tool: ToolManifest): Promise<((args: unknown) => string | undefined) | undefined> {
+const SLOW_KEYWORDS = new Set(['pattern', 'patternProperties', 'uniqueItems']);
+
+/** Whether validating against `schema` can take much longer than reading the arguments. */
+export function slowSchema(schema: unknown): boolean {
+  const stack = [schema];
+  while (stack.length) {
+    const x = stack.pop();
+    if (typeof x !== 'object' || x === null) continue;
+    for (const [k, v] of Object.entries(x)) {
+      if (SLOW_KEYWORDS.has(k) && v !== false) return true;
+      stack.push(v);
+    }
+  }
+  return false;
+}
+
+let slow: SlowValidation | undefined;
+
+/** A checker for a tool's arguments. Throws ManifestError for an invalid schema. `owner` names the extension
+ *  (slow validation keeps compiled schemas per owner, like the Ajv instances). */
+export async function argsValidator(tool: ToolManifest, ajv?: AjvType, owner = ''): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
-  const a = await instance();
+  const a = ajv ?? (await newAjv());
   if (!a.validateSchema(tool.inputSchema)) {
     throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
   }
@@ -26,5 +54,23 @@ export async function argsValidator(tool: ToolManifest): Promise<((args: unknown
   } catch (e: any) {
     throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
   }
+  if (slowSchema(tool.inputSchema)) {
+    const schema = tool.inputSchema;
+    return async (args) => {
+      slow ??= new SlowValidation();
+      const r = await slow.validate(`${owner}\0${tool.name}`, schema, args);
+      if (r.timedOut) {
+        throw new InvalidArgumentsError(`validating the arguments of tool "${tool.name}" took longer than ${r.limitMs} ms ` +
+          '(its inputSchema asks for pattern or uniqueItems checks that can be very slow on some inputs); the call was refused');
+      }
+      return r.error;
+    };
+  }
   return (args) => (validate(args) ? undefined : a.errorsText(validate.errors, { dataVar: 'args' }));
+}
+
+/** Stop the slow-validation thread (at server exit). */
+export function closeValidation(): void {
+  slow?.close();
+  slow = undefined;
 }

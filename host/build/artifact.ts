@@ -9,7 +9,7 @@ import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
 import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
 import { ManifestError, parseTools } from '../manifest.js';
-import { argsValidator } from '../schema.js';
+import { argsValidator, newAjv } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
 import { bundle, BundleError } from './bundle.js';
 import { checkNesting, NestingError } from './nesting.js';
@@ -96,7 +96,8 @@ export class Builder {
     let tools;
     try {
       tools = parseTools(raw.tools);
-      for (const t of tools) await argsValidator(t);
+      const ajv = await newAjv();
+      for (const t of tools) await argsValidator(t, ajv);
     } catch (e) {
       if (e instanceof ManifestError) throw fail(e.message);
       throw e;
