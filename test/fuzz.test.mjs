@@ -1,0 +1,109 @@
+// A boundary fuzzer. A crafted artifact replaces kiln's prelude with attacker code that holds the raw natives
+// (guest/glue.c) and calls every WIT import with random values: forged and stale invocation ids, random body
+// and op ids, invalid JSON, huge and binary strings, `finish` twice or for another invocation. And random
+// JSON arguments go through tools/call against a set of schemas. Nothing may crash the server, hang a call
+// past its deadline, or leave a process behind; the server answers normally afterwards.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { Builder } from '../dist/host/build/artifact.js';
+import { Engine, encodeImage } from '../dist/host/engine/engine.js';
+import { concat, customSection } from '../dist/host/engine/wasm-binary.js';
+import { call, mcp, tempDir } from './helpers.mjs';
+
+// The attacker's prelude: the raw natives, and a fuzz loop driven by a seeded generator.
+const PRELUDE = `(function (native, configJson) {
+  let seed = 1;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
+  const str = () => {
+    const n = pick([0, 1, 5, 40, 300, 3000]);
+    let s = '';
+    for (let i = 0; i < n; i++) s += String.fromCharCode(Math.floor(rnd() * pick([128, 0x10000])));
+    return pick([s, '{', 'null', '{"name":"x","vars":{}}', '{"url":"http://127.0.0.1:1/","method":"GET","headers":[["a","b"]]}', '[]', '"', '{"tool":"fuzz.go","args":{}}']);
+  };
+  let inv = 0;
+  const num = () => pick([inv, inv + 1, 0, 1, -1, 4294967295, 2147483648, NaN, 1e300, Math.floor(rnd() * 100)]);
+  const calls = [
+    () => native.commandsRun(num(), str()), () => native.commandsStart(num(), str()), () => native.commandsStatus(num(), str()),
+    () => native.commandsStop(num(), str()), () => native.browserCall(num(), str()), () => native.pluginsCall(num(), str()),
+    () => native.httpFetch(num(), str(), pick([undefined, new ArrayBuffer(0), new ArrayBuffer(1 << 16)])),
+    () => native.httpRead(num(), num()), () => native.httpAbort(num()), () => native.httpDiscard(num()),
+    () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.log(num(), str()),
+    () => native.varsGet(str()), () => native.varsSet(str(), str()), () => native.varsDelete(str()), () => native.varsKeys(),
+    () => native.hrtime(), () => native.memoryUsage(),
+    () => native.finish(num(), rnd() < 0.5, pick([str(), '{"ok":1}', 'not json'])),
+  ];
+  return {
+    manifest() { return JSON.stringify({ tools: [{ name: 'fuzz.go', exposeAsTool: true }], steps: 0 }); },
+    invoke(id, name, argsJson) {
+      inv = id;
+      let n = 0;
+      try { seed = JSON.parse(argsJson).seed; n = JSON.parse(argsJson).ops; } catch {}
+      let errors = 0;
+      for (let i = 0; i < n; i++) { try { pick(calls)(); } catch { errors++; } }
+      native.finish(id, true, JSON.stringify({ ops: n, errors }));
+    },
+    complete() {}, completeBytes() {}, beginScript() {}, endScript() {},
+  };
+})`;
+
+async function craftedArtifact(dir) {
+  const engine = await Engine.load();
+  const builder = new Builder(engine);
+  const prelude = await builder.compileSource(PRELUDE, 'kiln:prelude', false);
+  const module = await builder.compileSource('', 'fuzz.js', true);
+  const manifest = {
+    format: 1, engine: engine.info.id, source: { name: 'fuzz.js', sha256: '0'.repeat(64) }, steps: 0,
+    tools: [{ name: 'fuzz.go', exposeAsTool: true, inputSchema: { type: 'object' }, allow: {} }],
+  };
+  const file = join(dir, 'fuzz.wasm');
+  writeFileSync(file, concat([engine.seal(encodeImage(prelude, module)), customSection('kiln-manifest', new TextEncoder().encode(JSON.stringify(manifest)))]));
+  return file;
+}
+
+const SEEDS = 60;
+const OPS = 400;
+
+test(`random values through every WIT import from a replaced prelude (${SEEDS} × ${OPS} calls)`, async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'ok.ts'), "defineTool({ name: 'ok.ping', exposeAsTool: true, handler: () => 'pong' });");
+  await craftedArtifact(dir);
+  const { client, transport } = await mcp(t, [dir]);
+  let results = 0;
+  for (let seed = 1; seed <= SEEDS; seed++) {
+    const r = await call(client, 'fuzz.go', { seed, ops: OPS }, { session: `fuzz-${seed % 4}` });
+    results++;
+    // A result is whatever the fuzz reported (it may finish its own call early with random JSON); an error
+    // must be one of kiln's own, never an internal failure of the host.
+    if (r.isError) assert.doesNotMatch(r.text, /internal error/, r.text.slice(0, 300));
+  }
+  t.diagnostic(`${results} fuzz calls answered, ${SEEDS * OPS} random import calls`);
+  assert.equal((await call(client, 'ok.ping')).json, 'pong');
+  assert.equal(transport.pid > 0 && process.kill(transport.pid, 0), true, 'the server is alive');
+});
+
+test('random JSON arguments against a set of schemas: every call answers, the server stays up (600 cases)', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 's.ts'), `
+    const schemas: any = {
+      num: { type: 'object', properties: { n: { type: 'number', minimum: 0 } }, required: ['n'] },
+      nested: { type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string', maxLength: 10 } } } } } },
+      enum: { type: 'object', properties: { e: { enum: ['x', 'y', 1, null] } }, additionalProperties: false },
+      anyOf: { type: 'object', properties: { v: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } },
+      pattern: { type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]+$' } } },
+    };
+    for (const k of Object.keys(schemas)) defineTool({ name: 's.' + k, exposeAsTool: true, inputSchema: schemas[k], handler: ({ args }: any) => Object.keys(args).length });`);
+  const { client } = await mcp(t, [dir]);
+  let answered = 0;
+  await fc.assert(fc.asyncProperty(fc.constantFrom('num', 'nested', 'enum', 'anyOf', 'pattern'), fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 4 })), async (tool, args) => {
+    const r = await call(client, `s.${tool}`, args);
+    answered++;
+    if (!r.isError) assert.equal(typeof r.json, 'number');
+    else assert.match(r.text, /InvalidArgumentsError|do not match/);
+  }), { numRuns: 600 });
+  t.diagnostic(`${answered} calls answered`);
+  assert.equal((await call(client, 's.num', { n: 1 })).json, 1);
+});
