@@ -4,15 +4,18 @@
 // whose `main` points elsewhere, or a symlink out of node_modules cannot reach the rest of the disk. Pure
 // functions: tests call them directly; the bundler (bundle.ts) asks before every module it loads.
 import { realpathSync } from 'node:fs';
-import { dirname, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 
+/** The real path of `path`; for a path that does not exist (yet), its longest existing prefix resolved and the
+ *  rest appended, so a missing file behind a symlink is judged by where the symlink points. */
 function real(path: string): string {
   try {
     return realpathSync(path);
   } catch {
-    return path; // a file that does not exist cannot be read either; rollup reports it
+    const parent = dirname(path);
+    return parent === path ? path : join(real(parent), basename(path));
   }
 }
 
