@@ -29,7 +29,8 @@ defineTool({ name: 'soak.fail', exposeAsTool: true, handler: () => { throw new E
 defineTool({ name: 'soak.timeout', exposeAsTool: true, timeoutMs: 20, handler: async () => { await new Promise(() => {}); } });
 defineTool({ name: 'soak.vars', exposeAsTool: true, handler: () => { vars.set('n', String(Number(vars.get('n') ?? 0) + 1)); return vars.get('n'); } });
 `);
-const MIX = ['soak.noop', 'soak.noop', 'soak.noop', 'soak.vars', 'soak.net', 'soak.timer', 'soak.fail', 'soak.cmd'];
+const MIX = process.env.KILN_SOAK_MIX ? process.env.KILN_SOAK_MIX.split(',') : ['soak.noop', 'soak.noop', 'soak.noop', 'soak.vars', 'soak.net', 'soak.timer', 'soak.fail', 'soak.cmd'];
+const TIMEOUT_EVERY = Number(process.env.KILN_SOAK_TIMEOUT_EVERY ?? 500);
 
 const clients = [];
 for (let i = 0; i < CLIENTS; i++) {
@@ -49,7 +50,7 @@ async function run(count) {
   await Promise.all(clients.map(async ({ client }, c) => {
     for (let i = c; i < count; i += CLIENTS) {
       const k = n++;
-      const name = k % 500 === 0 ? 'soak.timeout' : MIX[k % MIX.length];
+      const name = TIMEOUT_EVERY && k % TIMEOUT_EVERY === 0 ? 'soak.timeout' : MIX[k % MIX.length];
       const res = await client.callTool({ name, arguments: {}, _meta: { session: `s${k % SESSIONS}` } });
       answered++;
       if (res.isError) errors++;

@@ -61,6 +61,7 @@ export class RemoteInstance implements GuestHandle {
     if (this.dead) return;
     this.dead = reason;
     this.worker.send({ type: 'dispose', id: this.id, error: toWire(reason) });
+    this.worker.forget(this.id);
   }
 }
 
@@ -141,6 +142,11 @@ export class SessionWorker {
       this.hooks.delete(id);
       throw e;
     }
+  }
+
+  /** A disposed instance's hooks are dropped (the worker will not report it dead). */
+  forget(id: number): void {
+    this.hooks.delete(id);
   }
 
   /** Whether the worker answers within `ms` (it cannot while a guest holds it). */
