@@ -59,10 +59,15 @@ async function run(count) {
 }
 
 const started = Date.now();
-const WARMUP = Number(process.env.KILN_SOAK_WARMUP ?? Math.min(20000, CALLS / 5));
-await run(WARMUP); // warm-up: every session's guests exist, V8 has tiered up, pools have grown
+const WARMUP = Number(process.env.KILN_SOAK_WARMUP ?? Math.min(50000, CALLS / 2));
+await run(WARMUP); // warm-up, to the high water: guests, JIT tiers, pools and the allocator have grown
 const warm = stats();
-await run(CALLS);
+// In quarters, so a report shows whether memory climbs steadily (a leak) or settles (the allocator's high water).
+const quarters = [];
+for (let q = 0; q < 4; q++) {
+  await run(CALLS / 4);
+  quarters.push(stats().map((s) => +(s.rss / 1048576).toFixed(1)));
+}
 await new Promise((r) => setTimeout(r, 1000));
 const end = stats();
 const total = answered;
@@ -74,7 +79,7 @@ const growth = end.map((e, i) => (e.rss - warm[i].rss) / warm[i].rss);
 const report = {
   date: new Date().toISOString(), machine: `${cpus().length} cores, ${process.platform}, node ${process.version}`,
   calls: total, errors, seconds: Math.round((Date.now() - started) / 1000), sessions: SESSIONS, servers: CLIENTS,
-  rssWarmMiB: warm.map((s) => +(s.rss / 1048576).toFixed(1)), rssEndMiB: end.map((s) => +(s.rss / 1048576).toFixed(1)),
+  rssWarmMiB: warm.map((s) => +(s.rss / 1048576).toFixed(1)), rssByQuarterMiB: quarters, rssEndMiB: end.map((s) => +(s.rss / 1048576).toFixed(1)),
   rssGrowthPercent: growth.map((g) => +(g * 100).toFixed(1)), fdsWarm: warm.map((s) => s.fds), fdsEnd: end.map((s) => s.fds),
   childrenEnd: end.map((s) => s.children),
 };
