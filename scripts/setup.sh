@@ -26,6 +26,8 @@ npx --no-install tsc -p tsconfig.json >&2
 # The process reaper every command runs under (host/capabilities/reaper.c): built with the system compiler.
 if [ ! -x build/kiln-reaper ] || [ host/capabilities/reaper.c -nt build/kiln-reaper ]; then
   mkdir -p build
-  cc -O2 -Wall -o build/kiln-reaper host/capabilities/reaper.c >&2
+  cc=cc
+  command -v cc >/dev/null 2>&1 || cc=clang # clang (installed above) builds native code too
+  "$cc" -O2 -Wall -o build/kiln-reaper host/capabilities/reaper.c >&2
 fi
 node scripts/build-engine.mjs >&2
