@@ -25,9 +25,26 @@ usage:
   kiln mcp [path...] [--config FILE]    serve tools over MCP on stdio; paths are files or directories
                                         (scanned recursively); with none, ./kiln.toml is read; the
                                         config also sets the operator's [commands] ceiling
+  kiln --version                        print the version
+
+  kiln <command> --help                 one command's usage
+
+exit codes: 0 success; 1 a file failed to build or load, or the script failed; 2 a usage error
+(unknown command or option); 70 an internal error (a bug in kiln: please report it)
 `;
 
 /** A line on stderr; untrusted parts (file names, tool names, messages from a build) are made printable. */
+/** `kiln <command> --help`: one usage block per command (the lines of USAGE that name it). */
+function commandHelp(cmd: string): string | undefined {
+  const out: string[] = [];
+  let inside = false;
+  for (const line of USAGE.split('\n')) {
+    inside = line.startsWith(`  kiln ${cmd} `) || (inside && /^ {10,}\S/.test(line));
+    if (inside) out.push(line);
+  }
+  return out.length ? `usage:\n${out.join('\n')}\n` : undefined;
+}
+
 const err = (line: string) => process.stderr.write(printable(line) + '\n');
 
 async function build(argv: string[]): Promise<number> {
@@ -137,6 +154,13 @@ async function mcp(argv: string[]): Promise<number> {
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd && (rest.includes('--help') || rest.includes('-h'))) {
+    const help = commandHelp(cmd);
+    if (help) {
+      process.stdout.write(help);
+      return 0;
+    }
+  }
   switch (cmd) {
     case 'build': return build(rest);
     case 'inspect': return inspect(rest);
@@ -157,7 +181,8 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { if (code >= 0) process.exitCode = code; },
   (e) => {
-    err(e instanceof KilnError || e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
-    process.exitCode = e instanceof KilnError ? 1 : 70;
+    const usage = typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_');
+    err(e instanceof KilnError || usage ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
+    process.exitCode = usage ? 2 : e instanceof KilnError ? 1 : 70;
   },
 );
