@@ -87,8 +87,9 @@ attack('server-fetch-after-return', 'a fetch left in flight when the handler ret
   const srv = await startServer(t);
   const dir = sources(t, { 'bg.ts': ext(`
     defineTool({ name: 'bg', exposeAsTool: true, allow: { net: ['127.0.0.1'] }, handler: async ({ args }) => {
-      fetch(args.url).then((r) => r.text()).catch(() => {});
-      await new Promise((r) => setTimeout(r, 100));
+      const r = await fetch(args.url); // the head has arrived: the server is streaming the body
+      r.text().catch(() => {}); // reading, and still reading when the handler returns
+      await new Promise((done) => setTimeout(done, 50));
       return 'returned';
     } });`) });
   const { client } = await serve(t, [join(dir, 'bg.ts')], { toml: '[net]\ndenyPrivate = false\n' });
