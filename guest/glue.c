@@ -11,6 +11,11 @@
  *    that is waiting on host operations (or idle).
  *  - Strings the host hands us (export parameters, import results) were allocated with our
  *    `cabi_realloc`; we own and free them. Strings we return are freed in the matching post-return.
+ *  - The prelude (guest/prelude.js + guest/web.js) is linked into the engine and evaluated by `kiln-init`,
+ *    which Wizer runs once at build time: every instance starts from that snapshot. An artifact brings only
+ *    the extension's bytecode, handed to `load`; nothing in it can replace the prelude.
+ *  - `kiln-init` runs inside Wizer, where no kiln import may be called: everything that needs the host
+ *    (the interrupt handler, the random seed, the stack top) is set up at the first export call instead.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,10 +23,11 @@
 #include <time.h>
 #include "quickjs.h"
 
+#define WIT_VERSION "0.2.0"
 #define IMPORT(iface, name) \
-  __attribute__((import_module("kiln:extension/" iface "@0.1.0"), import_name(name)))
-#define EXPORT(name) __attribute__((export_name("kiln:extension/guest@0.1.0#" name)))
-#define POST_RETURN(name) __attribute__((export_name("cabi_post_kiln:extension/guest@0.1.0#" name)))
+  __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
+#define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
+#define POST_RETURN(name) __attribute__((export_name("cabi_post_kiln:extension/guest@" WIT_VERSION "#" name)))
 
 /* ---- imports ---------------------------------------------------------------------------------- */
 IMPORT("commands", "run") extern uint32_t imp_commands_run(uint32_t, const char *, size_t);
@@ -57,25 +63,13 @@ void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
   return p;
 }
 
-/* ---- the image slot --------------------------------------------------------------------------- */
-/* `kiln build` writes the bytecode into this zero-filled slot by adding one active data segment at its
- * address, found through the locator below. Layout: u32 prelude_len, u32 module_len, prelude, module.
- * The slot is part of every instance's initial memory, and instantiation time grows with that (16 MiB:
- * 2.6 ms, 4 MiB: 0.7 ms, 2 MiB: 0.45 ms), so it is sized for real extensions with dependencies, no more. */
-#define KILN_IMAGE_CAPACITY (4u << 20)
-__attribute__((aligned(16))) static uint8_t kiln_image[KILN_IMAGE_CAPACITY];
-/* Read through a volatile so the linker keeps the locator (it is otherwise unreferenced data). */
-__attribute__((used)) static const volatile struct {
-  char magic[16];
-  uint8_t *address;
-  uint32_t capacity;
-} kiln_image_locator = {"KILN-IMAGE-SLOT", kiln_image, KILN_IMAGE_CAPACITY};
-
 /* ---- QuickJS state ---------------------------------------------------------------------------- */
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue internal; /* what the prelude returned: { invoke, complete, manifest } */
+static JSValue factory;  /* the prelude's value, evaluated in the snapshot: (natives, config) -> internal */
+static JSValue internal; /* what the factory returned: { invoke, complete, manifest, ... } */
 static int loaded;
+static int entered;      /* the first export call has set up what the snapshot could not */
 
 /* Free a buffer the host handed us. An empty string or list may arrive as pointer 1 with length 0,
  * never allocated: only a non-empty buffer was. */
@@ -119,6 +113,12 @@ static char *exception_text(size_t *out_len) {
 
 static void log_text(uint32_t level, const char *s, size_t len) { imp_runtime_log(level, s, len); }
 
+int kiln_out_of_memory; /* set by the patched JS_ThrowOutOfMemory (see scripts/build-engine.mjs) */
+static const char oom_text[] = "InternalError: out of memory";
+
+/* Run every pending job. If the guest ran out of memory and no handler's failure reported it (the promise
+ * machinery may itself have failed, leaving a handler that will never settle), tell the host: it discards
+ * the instance. */
 static void drain_jobs(void) {
   JSContext *c;
   for (;;) {
@@ -127,9 +127,13 @@ static void drain_jobs(void) {
     if (r < 0) {
       size_t n;
       char *t = exception_text(&n);
-      log_text(3, t, n);
+      if (!kiln_out_of_memory) log_text(3, t, n); /* out of memory is reported below, not as "null" */
       free(t);
     }
+  }
+  if (kiln_out_of_memory) {
+    kiln_out_of_memory = 0;
+    imp_runtime_finish(0, 1, oom_text, sizeof oom_text - 1);
   }
 }
 
@@ -243,11 +247,7 @@ static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst
   return JS_UNDEFINED;
 }
 
-/* Set by the patched JS_ThrowOutOfMemory (see scripts/build-engine.mjs); cleared when a failure reports it. */
-int kiln_out_of_memory;
-
 static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
-  static const char oom[] = "InternalError: out of memory";
   uint32_t inv;
   size_t len;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
@@ -255,7 +255,7 @@ static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueCo
   if (!ok && kiln_out_of_memory) {
     /* The guest ran out of its heap during this or an earlier run: say so, whatever it managed to throw. */
     kiln_out_of_memory = 0;
-    imp_runtime_finish(inv, 1, oom, sizeof oom - 1);
+    imp_runtime_finish(inv, 1, oom_text, sizeof oom_text - 1);
     return JS_UNDEFINED;
   }
   const char *s = JS_ToCStringLen(c, &len, argv[2]);
@@ -354,18 +354,49 @@ static int interrupt_handler(JSRuntime *r, void *opaque) {
   return imp_runtime_interrupted() != 0;
 }
 
-/* Polled by the patched regexp engine (see scripts/build-engine.mjs): a pattern stops at the deadline too. */
-int lre_check_timeout(void) { return imp_runtime_interrupted() != 0; }
+extern const char kiln_prelude_source[];
+extern const size_t kiln_prelude_length;
+void kiln_seed_random(JSContext *ctx, uint64_t seed); /* added to quickjs.c by scripts/build-engine.mjs */
 
+/* Runtime, context and the prelude's factory. Run by Wizer at build time (the snapshot), or on first use. */
 static void ensure_runtime(void) {
   if (rt) return;
   rt = JS_NewRuntime();
   if (!rt) abort();
   JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
-  JS_SetInterruptHandler(rt, interrupt_handler, NULL);
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
   internal = JS_UNDEFINED;
+  factory = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL);
+  if (JS_IsException(factory)) abort(); /* the prelude does not compile: the engine build fails here */
+}
+
+/* Zero the stack below the caller: Wizer snapshots all of memory, and the dead frames of the init (clock
+ * readings among them) would make every build's bytes differ. */
+__attribute__((noinline)) static void scrub_stack(void) {
+  volatile uint8_t dead[256 * 1024];
+  memset((uint8_t *)dead, 0, sizeof dead);
+}
+
+__attribute__((export_name("kiln-init"))) void kiln_init(void) {
+  ensure_runtime();
+  scrub_stack();
+}
+
+/* What every export does first. The snapshot was taken at another stack depth, with no interrupt handler
+ * (it calls the host) and one Math.random seed for every instance. */
+static void enter(void) {
+  ensure_runtime();
+  JS_UpdateStackTop(rt);
+  if (entered) return;
+  entered = 1;
+  JS_SetInterruptHandler(rt, interrupt_handler, NULL);
+  /* Math.random is not a cryptographic generator: the clocks (imports the engine already has) seed it. */
+  struct timespec real, mono;
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  uint64_t seed = ((uint64_t)real.tv_sec * 1000000007u + (uint64_t)real.tv_nsec) ^ ((uint64_t)mono.tv_nsec << 32) ^ (uint64_t)mono.tv_sec;
+  kiln_seed_random(ctx, seed);
 }
 
 /* ---- return areas ----------------------------------------------------------------------------- */
@@ -387,52 +418,89 @@ static tagged_str *ret_js_string(JSValue v) {
 }
 
 /* ---- exports ---------------------------------------------------------------------------------- */
-static JSValue eval_bytecode(const uint8_t *buf, size_t len) {
+/* Evaluate bytecode made by `compile`. A module's evaluation is a promise (top-level await); so is an async
+ * script's (its value is {value: <last expression>}). */
+static JSValue eval_bytecode(const uint8_t *buf, size_t len, const char *module_url) {
   JSValue obj = JS_ReadObject(ctx, buf, len, JS_READ_OBJ_BYTECODE);
   if (JS_IsException(obj)) return obj;
-  if (JS_VALUE_GET_TAG(obj) == JS_TAG_MODULE && JS_ResolveModule(ctx, obj) < 0) {
-    JS_FreeValue(ctx, obj);
-    return JS_EXCEPTION;
+  if (JS_VALUE_GET_TAG(obj) == JS_TAG_MODULE) {
+    if (JS_ResolveModule(ctx, obj) < 0) {
+      JS_FreeValue(ctx, obj);
+      return JS_EXCEPTION;
+    }
+    if (module_url) {
+      JSValue meta = JS_GetImportMeta(ctx, JS_VALUE_GET_PTR(obj));
+      if (JS_IsException(meta)) { JS_FreeValue(ctx, obj); return meta; }
+      JS_DefinePropertyValueStr(ctx, meta, "url", JS_NewString(ctx, module_url), JS_PROP_C_W_E);
+      JS_FreeValue(ctx, meta);
+    }
   }
   return JS_EvalFunction(ctx, obj);
 }
 
-EXPORT("load") tagged_str *exp_load(char *config, size_t config_len) {
-  ensure_runtime();
-  if (loaded) { free_owned(config, config_len); return ret_err_str("the extension is already loaded in this instance"); }
-  loaded = 1;
-  const uint8_t *image = kiln_image_locator.address;
-  uint32_t prelude_len, module_len;
-  memcpy(&prelude_len, image, 4);
-  memcpy(&module_len, image + 4, 4);
-  if (prelude_len == 0 || 8ull + prelude_len + module_len > kiln_image_locator.capacity) {
+/* Applies config.memoryLimit; returns config.moduleUrl (the extension's import.meta.url) malloc'ed, or NULL. */
+static char *apply_config(const char *config, size_t config_len) {
+  char *text = dup_bytes(config, config_len); /* the parser wants a NUL after the text */
+  JSValue cfg = JS_ParseJSON(ctx, text, config_len, "config");
+  free(text);
+  JSValue lim = JS_GetPropertyStr(ctx, cfg, "memoryLimit");
+  double limit = 0;
+  if (JS_IsNumber(lim) && JS_ToFloat64(ctx, &limit, lim) == 0 && limit > 0) JS_SetMemoryLimit(rt, (size_t)limit);
+  JS_FreeValue(ctx, lim);
+  char *url = NULL;
+  JSValue u = JS_GetPropertyStr(ctx, cfg, "moduleUrl");
+  if (JS_IsString(u)) {
+    size_t n;
+    const char *p = JS_ToCStringLen(ctx, &n, u);
+    if (p) { url = dup_bytes(p, n); JS_FreeCString(ctx, p); }
+  }
+  JS_FreeValue(ctx, u);
+  JS_FreeValue(ctx, cfg);
+  if (JS_HasException(ctx)) JS_FreeValue(ctx, JS_GetException(ctx));
+  return url;
+}
+
+/* A module's evaluation promise after the job queue drained: its rejection, or an error if it still waits. */
+static tagged_str *module_outcome(JSValue promise) {
+  JSPromiseStateEnum state = JS_PromiseState(ctx, promise);
+  if (state == JS_PROMISE_REJECTED) {
+    JS_Throw(ctx, JS_PromiseResult(ctx, promise));
+    JS_FreeValue(ctx, promise);
+    return ret_exception();
+  }
+  JS_FreeValue(ctx, promise);
+  if (state == JS_PROMISE_PENDING)
+    return ret_err_str("Error: the extension's top level is still awaiting after it ran: top-level await may wait "
+                       "on promises and imports, not on timers or host operations (do that in a handler)");
+  return NULL;
+}
+
+EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *image, size_t image_len) {
+  enter();
+  if (loaded) {
     free_owned(config, config_len);
-    return ret_err_str("this engine carries no extension image (build one with `kiln build`)");
+    free_owned(image, image_len);
+    return ret_err_str("the extension is already loaded in this instance");
   }
-  JSValue factory = eval_bytecode(image + 8, prelude_len);
-  if (JS_IsException(factory)) { free_owned(config, config_len); return ret_exception(); }
+  loaded = 1;
+  /* The heap limit comes from the host's config; apply it before any extension code runs. */
+  char *module_url = apply_config(config, config_len);
   JSValue args[2] = {make_natives(), JS_NewStringLen(ctx, config, config_len)};
-  {
-    /* The heap limit comes from the host's config; apply it before any extension code runs. */
-    char *text = dup_bytes(config, config_len); /* the parser wants a NUL after the text */
-    JSValue cfg = JS_ParseJSON(ctx, text, config_len, "config");
-    free(text);
-    JSValue lim = JS_GetPropertyStr(ctx, cfg, "memoryLimit");
-    double limit = 0;
-    if (JS_IsNumber(lim) && JS_ToFloat64(ctx, &limit, lim) == 0 && limit > 0) JS_SetMemoryLimit(rt, (size_t)limit);
-    JS_FreeValue(ctx, lim);
-    JS_FreeValue(ctx, cfg);
-  }
   free_owned(config, config_len);
   internal = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
-  JS_FreeValue(ctx, factory);
   JS_FreeValue(ctx, args[0]);
   JS_FreeValue(ctx, args[1]);
-  if (JS_IsException(internal)) return ret_exception();
-  if (module_len) {
-    JSValue r = eval_bytecode(image + 8 + prelude_len, module_len);
+  if (JS_IsException(internal)) { free(module_url); free_owned(image, image_len); return ret_exception(); }
+  if (image_len) {
+    JSValue r = eval_bytecode(image, image_len, module_url);
+    free_owned(image, image_len);
+    free(module_url);
     if (JS_IsException(r)) return ret_exception();
-    JS_FreeValue(ctx, r);
+    drain_jobs();
+    tagged_str *failed = JS_IsPromise(r) ? module_outcome(r) : (JS_FreeValue(ctx, r), NULL);
+    if (failed) return failed;
+  } else {
+    free(module_url);
   }
   drain_jobs();
   JSValue fn = JS_GetPropertyStr(ctx, internal, "manifest");
@@ -489,7 +557,7 @@ EXPORT("run-script") void exp_run_script(uint32_t inv, uint8_t *bc, size_t bc_le
   }
   JSValue begin[1] = {JS_NewUint32(ctx, inv)};
   call_internal("beginScript", 1, begin);
-  JSValue value = eval_bytecode(bc, bc_len);
+  JSValue value = eval_bytecode(bc, bc_len, NULL);
   free_owned(bc, bc_len);
   int ok = !JS_IsException(value);
   if (!ok) value = JS_GetException(ctx);
@@ -507,13 +575,14 @@ EXPORT("complete-bytes") void exp_complete_bytes(uint32_t op, uint32_t is_err, u
 }
 
 EXPORT("compile") tagged_str *exp_compile(char *src, size_t src_len, char *name, size_t name_len, uint32_t module) {
-  ensure_runtime();
+  enter();
   /* QuickJS wants a NUL-terminated source; the host's buffer has exactly src_len bytes. */
   char *source = dup_bytes(src, src_len);
   char *filename = dup_bytes(name, name_len);
   free_owned(src, src_len);
   free_owned(name, name_len);
-  int flags = JS_EVAL_FLAG_COMPILE_ONLY | (module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL);
+  /* A global script is compiled async: it may await at top level, and its value is {value: <last expression>}. */
+  int flags = JS_EVAL_FLAG_COMPILE_ONLY | (module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
   JSValue fn = JS_Eval(ctx, source, src_len, filename, flags);
   free(source);
   free(filename);

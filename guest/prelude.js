@@ -180,6 +180,13 @@
     }
   }
 
+  // A result that cannot be serialised is the handler's error, not the engine's.
+  function finishWith(inv, v) {
+    let text;
+    try { text = toJson(v); } catch (e) { native.finish(inv, false, errorText(e)); return; }
+    native.finish(inv, true, text);
+  }
+
   // An op's outcome: its continuation runs as the invocation that started it (see `current`).
   function settle(op, ok, value) {
     const p = pending.get(op);
@@ -201,8 +208,20 @@
       if (!tool) { native.finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
       let args;
       try { args = JSON.parse(argsJson); } catch (e) { native.finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
-      new Promise((resolve) => resolve(tool.handler(makeContext(inv, args))))
-        .then((v) => native.finish(inv, true, toJson(v)))
+      let result;
+      try {
+        result = tool.handler(makeContext(inv, args));
+      } catch (e) {
+        native.finish(inv, false, errorText(e));
+        return;
+      }
+      // A synchronous handler finishes now, without a promise turn; a thenable is awaited.
+      if (result === null || (typeof result !== 'object' && typeof result !== 'function') || typeof result.then !== 'function') {
+        finishWith(inv, result);
+        return;
+      }
+      Promise.resolve(result)
+        .then((v) => finishWith(inv, v))
         .then(undefined, (e) => native.finish(inv, false, errorText(e)));
     },
     complete(op, ok, text) {
@@ -214,7 +233,9 @@
     endScript(inv, ok, value) {
       current = inv;
       if (!ok) { native.finish(inv, false, errorText(value)); return; }
+      // A script runs as an async script: its value is a promise of {value: <last expression>}, awaited too.
       Promise.resolve(value)
+        .then((completion) => completion.value)
         .then((v) => native.finish(inv, true, toJson(v)))
         .then(undefined, (e) => native.finish(inv, false, errorText(e)));
     },

@@ -661,7 +661,7 @@ function kilnInstallWeb(native, config, api) {
     platform: config.platform ?? 'linux',
     arch: 'wasm32',
     version: 'v0.1.0-kiln',
-    versions: Object.freeze({ kiln: '0.1.0', quickjs: '2021-03-27' }),
+    versions: Object.freeze({ kiln: '0.1.0', quickjs: 'ng-0.17.0' }),
     release: Object.freeze({ name: 'kiln' }),
     argv: Object.freeze(['kiln', 'script']),
     pid: config.pid ?? 1,

@@ -1,5 +1,5 @@
 // Artifacts: sealed `.wasm` components. Reading one checks that it was built for this engine and parses its
-// manifest; nothing in it runs until a session instantiates it.
+// manifest; nothing in it runs until a session instantiates it (and then only as bytecode the engine reads).
 import { EngineError, ExtensionLoadError } from './errors.js';
 import { sha256, type Engine } from './engine/engine.js';
 import { ManifestError, parseTools, type ToolManifest } from './manifest.js';
@@ -24,7 +24,8 @@ export interface OpenArtifact {
   file: string;
   sha256: string;
   manifest: ArtifactManifest;
-  module: WebAssembly.Module;
+  /** The extension's bytecode, handed to the guest at load. */
+  image: Uint8Array;
   /** Maps guest stacks to the extension's sources; loaded on first use (the source-map library costs ~13 ms). */
   mapper(): Promise<StackMapper | undefined>;
 }
@@ -68,11 +69,11 @@ export async function openArtifact(file: string, bytes: Uint8Array, engine: Engi
   if (manifest.engine !== engine.info.id) {
     throw new ExtensionLoadError(file, `built for engine ${manifest.engine.slice(0, 12)}…, but this host runs engine ${engine.info.id.slice(0, 12)}…; rebuild it with \`kiln build\``);
   }
-  let main: Uint8Array;
+  let image: Uint8Array;
   try {
-    main = engine.verify(bytes).main;
+    image = engine.verify(bytes);
   } catch (e) {
-    if (e instanceof EngineError) throw new ExtensionLoadError(file, /slot/.test(e.message) ? e.message : `${e.message}: its code differs from this host's engine (tampered, or made by another tool)`);
+    if (e instanceof EngineError) throw new ExtensionLoadError(file, /not built for this engine/.test(e.message) ? `${e.message}: its code differs from this host's engine (tampered, or made by another tool)` : e.message);
     throw e;
   }
   const [map] = readCustomSections(bytes, SOURCEMAP_SECTION);
@@ -86,7 +87,7 @@ export async function openArtifact(file: string, bytes: Uint8Array, engine: Engi
     file,
     sha256: sha256(bytes),
     manifest,
-    module: await WebAssembly.compile(main as BufferSource),
+    image,
     mapper: () => (mapper ??= loadMapper()),
   };
 }

@@ -39,7 +39,7 @@ export class Session {
     private readonly host: 'mcp' | 'bdd' | 'script' = 'mcp',
     private readonly onLog: (ext: LoadedExtension, level: string, message: string) => void = () => {},
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
-    private readonly pool: WorkerPool = new WorkerPool(engine.dir, 1),
+    private readonly pool: WorkerPool = new WorkerPool(engine, 1),
     private readonly budget: MemoryBudget = new MemoryBudget(Infinity),
   ) {}
 
@@ -179,13 +179,14 @@ export class Session {
       pid: process.pid,
       env: guestEnv(this.policy),
       memoryLimit: memory,
+      moduleUrl: `file:///${ext.artifact.manifest.source.name}`,
     };
     const runLimit = this.policy.limits.timeoutMs;
     let instance: GuestHandle;
     let loaded: { tools?: unknown };
     if (this.policy.sessions.isolation === 'worker') {
       const w = this.workerFor();
-      const remote = await w.create(this.attachVars(w, ext), ext.artifact.module, config, runLimit, {
+      const remote = await w.create(this.attachVars(w, ext), ext.artifact.image, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         log,
@@ -193,7 +194,7 @@ export class Session {
       instance = remote.instance;
       loaded = remote.manifest as { tools?: unknown };
     } else {
-      const local = await GuestInstance.create(this.engine, ext.artifact.module, {
+      const local = await GuestInstance.create(this.engine, ext.artifact.image, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         vars: this.varsStore(ext),

@@ -40,7 +40,7 @@ export class Sessions {
   ) {
     this.sweeper = setInterval(() => this.reap(), Math.max(10, Math.min(60_000, settings.idleTtlMs / 4)));
     this.sweeper.unref();
-    this.pool = new WorkerPool(engine.dir);
+    this.pool = new WorkerPool(engine);
     if (settings.isolation === 'worker') this.pool.warm();
     this.budget = new MemoryBudget(policy.limits.totalMemoryBytes, (bytes) => this.reclaimMemory(bytes));
   }

@@ -1,39 +1,45 @@
-// Mapping guest stack traces back to the extension's own files. QuickJS reports `file:line` of the bundle
-// (it has no columns), so each bundle line maps to the first original position on it.
-import { decodedMappings, TraceMap, type SourceMapInput } from '@jridgewell/trace-mapping';
+// Mapping guest stack traces back to the extension's own files. quickjs-ng reports `file:line:column` of the
+// bundle (1-based line and column); each position maps to the original `source:line:column` through the
+// bundle's source map.
+import { originalPositionFor, TraceMap, type SourceMapInput } from '@jridgewell/trace-mapping';
 
 export const BUNDLE_PREFIX = 'bundle:';
 
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 export class StackMapper {
   private readonly trace: TraceMap;
+  private readonly position: RegExp;
   constructor(private readonly bundleName: string, map: unknown) {
     this.trace = new TraceMap(map as SourceMapInput);
+    this.position = new RegExp(`${escape(BUNDLE_PREFIX + this.bundleName)}:(\\d+)(?::(\\d+))?`, 'g');
   }
 
-  /** The original `source:line` of a bundle line, if the map knows it. */
-  original(line: number): { source: string; line: number } | undefined {
-    const segments = decodedMappings(this.trace)[line - 1] ?? [];
-    for (const seg of segments) {
-      if (seg.length >= 4) return { source: this.trace.sources[seg[1]!] ?? '?', line: seg[2]! + 1 };
-    }
-    return undefined;
+  /** The original `source:line:column` of a bundle position (1-based), if the map knows it. */
+  original(line: number, column = 1): string | undefined {
+    // A frame's column may sit between mapped segments: the nearest segment before it (GREATEST_LOWER_BOUND),
+    // else the next one on the line.
+    let o = originalPositionFor(this.trace, { line, column: Math.max(0, column - 1) });
+    if (o.source === null) o = originalPositionFor(this.trace, { line, column: Math.max(0, column - 1), bias: 1 });
+    if (o.source === null || o.line === null) return undefined;
+    return `${o.source}:${o.line}:${(o.column ?? 0) + 1}`;
   }
 
-  /** `text` with every `bundle:<name>:<line>` replaced by the original `source:line`, and kiln's own prelude
-   *  frames left out (they are the API's insides, not the author's code). */
+  /** `text` with every `bundle:<name>:<line>:<column>` replaced by the original `source:line:column`. */
   rewrite(text: string): string {
-    const escaped = (BUNDLE_PREFIX + this.bundleName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return text.split('\n').filter((l) => !/^\s+at .*\(kiln:prelude[:)]/.test(l)).join('\n').replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (whole, line) => {
-      const o = this.original(Number(line));
-      return o ? `${o.source}:${o.line}` : whole;
-    });
+    return text.replace(this.position, (whole, line, column) => this.original(Number(line), column ? Number(column) : 1) ?? whole);
   }
 
   /** The original location of the first stack frame in the extension's own code. */
   firstLocation(text: string): string | undefined {
-    const escaped = (BUNDLE_PREFIX + this.bundleName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const m = new RegExp(`${escaped}:(\\d+)`).exec(text);
-    const o = m && this.original(Number(m[1]));
-    return o ? `${o.source}:${o.line}` : undefined;
+    this.position.lastIndex = 0;
+    const m = this.position.exec(text);
+    this.position.lastIndex = 0;
+    return m ? this.original(Number(m[1]), m[2] ? Number(m[2]) : 1) : undefined;
   }
+}
+
+/** `text` without the stack frames of kiln's own prelude (the API's insides, not the author's code). */
+export function withoutPreludeFrames(text: string): string {
+  return text.split('\n').filter((l) => !/^\s+at .*[( ]kiln:prelude[:)]/.test(l)).join('\n');
 }

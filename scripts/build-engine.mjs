@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Builds the kiln engine: QuickJS (fetched from a registry package, pinned by integrity) + guest/ glue,
-// compiled with Debian's clang/lld/wasi-libc into a wasm32-wasi reactor, wrapped into a component with
-// jco, transpiled once into host bindings, and the prelude compiled to bytecode by that engine itself.
+// Builds the kiln engine: quickjs-ng (fetched from PyPI, pinned by sha256) + guest/ glue + the prelude's
+// source, compiled with Debian's clang/lld/wasi-libc into a wasm32-wasi reactor, pre-initialised by Wizer
+// (runtime, context and evaluated prelude in the snapshot), wrapped into a component with jco, and
+// transpiled once into host bindings. Every artifact is this component, byte for byte, plus custom sections.
 //
-// Output (build/engine/, never committed): engine.core.wasm, engine.wasm, bindings/, prelude.bc,
-// engine.json. Usage: node scripts/build-engine.mjs [--out DIR] [--force]
+// Output (build/engine/, never committed): engine.core.wasm, engine.wasm, bindings/, engine.json.
+// Usage: node scripts/build-engine.mjs [--out DIR] [--force] [--prelude FILE]
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,52 +17,51 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const outDir = resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : join(root, 'build/engine'));
 const force = args.includes('--force');
+// --prelude FILE: an engine whose prelude is FILE's script instead of kiln's (the boundary fuzzer's attacker
+// prelude, which holds the raw natives). Never used for the engine kiln serves with.
+const preludeOverride = args.includes('--prelude') ? resolve(args[args.indexOf('--prelude') + 1]) : undefined;
 
-// The QuickJS source we build from. The npm package `qjsc` carries the 2021-03-27 release verbatim.
+// The engine's JavaScript: quickjs-ng, the newest release a registry carries (PyPI's `quickjs-ng` source
+// distribution vendors it verbatim under upstream-quickjs/), fetched at build time and pinned by sha256.
 export const QUICKJS = {
-  package: 'qjsc@0.3.0',
-  integrity: 'sha512-a7+cU6/IVcZbIejffdt/wZVMX6LL2MDL3HQ9Zb5Gm23G9DvBMS/z9GHFxz39bAvp2PvMOM+ypSOAyokt2DdZ2w==',
-  dir: 'package/deps/quickjs_2021_03_27',
-  version: '2021-03-27',
+  name: 'quickjs-ng',
+  version: '0.17.0',
+  url: 'https://files.pythonhosted.org/packages/d6/a4/611b1c2e3a505dd66cc03fb6e5963f0550a09ef2bd7c51243a9237d64db8/quickjs_ng-0.17.0.2.tar.gz',
+  sha256: '43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef',
+  dir: 'quickjs_ng-0.17.0.2/upstream-quickjs',
 };
 
 // Edits applied to the fetched copy (never to anything in git). Each must match exactly `count` times.
 const PATCHES = [
-  { // Atomics need pthreads, which wasm32-wasi does not have.
-    file: 'quickjs.c', count: 1,
-    from: '#if !defined(EMSCRIPTEN)\n#define CONFIG_ATOMICS',
-    to: '#if !defined(EMSCRIPTEN) && !defined(__wasi__)\n#define CONFIG_ATOMICS' },
-  { // wasi-libc's dlmalloc has malloc_usable_size (in <malloc.h>): QuickJS's heap accounting, and so the
-    // memory limit, needs the real size of every allocation. (Reporting 0, as the Emscripten build does,
-    // counted ~8 bytes per allocation: a guest under a 16 MiB limit kept 400 MiB.)
-    file: 'quickjs.c', count: 1,
-    from: '#elif defined(__linux__)\n#include <malloc.h>',
-    to: '#elif defined(__linux__) || defined(__wasi__)\n#include <malloc.h>' },
-  { // The regexp engine never polls for interrupts, so a catastrophic pattern could run for hours: poll the
-    // host's deadline every 10000 steps of the backtracking loop (lre_check_timeout is in guest/glue.c).
-    file: 'libregexp.c', count: 1,
-    from: 'static intptr_t lre_exec_backtrack(REExecContext *s, uint8_t **capture,',
-    to: 'int lre_check_timeout(void);\nstatic int lre_poll_counter = 10000;\nstatic intptr_t lre_exec_backtrack(REExecContext *s, uint8_t **capture,' },
-  {
-    file: 'libregexp.c', count: 1,
-    from: '    cbuf_type = s->cbuf_type;\n    cbuf_end = s->cbuf_end;\n\n    for(;;) {\n',
-    to: '    cbuf_type = s->cbuf_type;\n    cbuf_end = s->cbuf_end;\n\n    for(;;) {\n        if (--lre_poll_counter <= 0) { lre_poll_counter = 10000; if (lre_check_timeout()) return -1; }\n' },
-  { // When memory is so short that even the error cannot be allocated, QuickJS throws null and the host could
-    // not tell a guest out of memory from any other failure. Record it (kiln_out_of_memory in guest/glue.c),
-    // so a handler that fails after running out of memory is reported as such and its guest discarded.
+  { // When memory is so short that even the error cannot be allocated, QuickJS throws without an error object
+    // and the host could not tell a guest out of memory from any other failure. Record it (kiln_out_of_memory
+    // in guest/glue.c), so a handler that fails after running out of memory is reported as such and its
+    // guest discarded.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n{\n    JSRuntime *rt = ctx->rt;\n',
     to: 'extern int kiln_out_of_memory;\nJSValue JS_ThrowOutOfMemory(JSContext *ctx)\n{\n    JSRuntime *rt = ctx->rt;\n    kiln_out_of_memory = 1;\n' },
-  { // Stack overflow is a RangeError in the language everyone else implements (V8's wording).
+  { // The context's Math.random state is seeded from the clock when the context is made, which happens once,
+    // in the snapshot: the engine's bytes would differ per build. Start from a constant instead (the build
+    // stays reproducible); glue.c reseeds it per instance at the first call, so instances still differ.
     file: 'quickjs.c', count: 1,
-    from: 'return JS_ThrowInternalError(ctx, "stack overflow");',
-    to: 'return JS_ThrowRangeError(ctx, "Maximum call stack size exceeded");' },
+    from: '    ctx->random_state = js__gettimeofday_us();\n',
+    to: '    ctx->random_state = 0x2545F4914F6CDD1DULL;\n' },
+  { // The same for performance's time origin (web.js installs the guest's own `performance` at load).
+    file: 'quickjs.c', count: 1,
+    from: '    ctx->time_origin = js__now_ms();\n',
+    to: '    ctx->time_origin = 0;\n' },
+  { // kiln_seed_random: the per-instance reseed glue.c calls.
+    file: 'quickjs.c', count: 1,
+    from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',
+    to: 'void kiln_seed_random(JSContext *ctx, uint64_t seed)\n{\n    ctx->random_state = seed ? seed : 1;\n}\n\nJSValue JS_ThrowOutOfMemory(JSContext *ctx)\n' },
 ];
 
-const QJS_SOURCES = ['quickjs.c', 'libregexp.c', 'libunicode.c', 'cutils.c', 'libbf.c'];
-const GLUE_SOURCES = ['glue.c', 'rounding.c'];
-const CFLAGS = ['--target=wasm32-wasi', '-O2', '-w', '-fno-ident', '-D_GNU_SOURCE',
-  `-DCONFIG_VERSION="${QUICKJS.version}"`, '-DCONFIG_BIGNUM'];
+// Regexp backtracking already polls the interrupt handler (lre_check_timeout), stack overflow is a
+// RangeError and number formatting rounds correctly without directed rounding modes: quickjs-ng needs no
+// other change for wasm32-wasi.
+const QJS_SOURCES = ['quickjs.c', 'libregexp.c', 'libunicode.c', 'dtoa.c'];
+const GLUE_SOURCES = ['glue.c'];
+const CFLAGS = ['--target=wasm32-wasi', '-O2', '-w', '-fno-ident', '-D_GNU_SOURCE'];
 // --max-memory: a hard ceiling on any instance's linear memory (QuickJS's own limit is set lower per
 // extension at load); past it malloc fails inside the guest, never on the host.
 const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-first',
@@ -70,23 +70,25 @@ const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-fi
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
 const log = (msg) => process.stderr.write(`[engine] ${msg}\n`);
 
-function fetchQuickjs(cacheDir, workDir) {
+async function fetchQuickjs(cacheDir, workDir) {
   mkdirSync(cacheDir, { recursive: true });
-  const tgz = join(cacheDir, 'qjsc-0.3.0.tgz');
+  const tgz = join(cacheDir, QUICKJS.url.slice(QUICKJS.url.lastIndexOf('/') + 1));
   if (!existsSync(tgz)) {
-    log(`fetching ${QUICKJS.package} from the npm registry`);
-    execFileSync('npm', ['pack', QUICKJS.package, '--silent', '--pack-destination', cacheDir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    log(`fetching ${QUICKJS.name} ${QUICKJS.version} from PyPI`);
+    const res = await fetch(QUICKJS.url);
+    if (!res.ok) throw new Error(`fetching ${QUICKJS.url} failed: HTTP ${res.status}`);
+    writeFileSync(tgz + '.part', Buffer.from(await res.arrayBuffer()));
+    renameSync(tgz + '.part', tgz);
   }
-  const [algo, expected] = QUICKJS.integrity.split('-');
-  const actual = createHash(algo).update(readFileSync(tgz)).digest('base64');
-  if (actual !== expected) {
+  const actual = sha256(readFileSync(tgz));
+  if (actual !== QUICKJS.sha256) {
     rmSync(tgz);
-    throw new Error(`${QUICKJS.package} does not match its pinned integrity (got ${algo}-${actual}); refusing to build`);
+    throw new Error(`${tgz} does not match its pinned sha256 (got ${actual}); refusing to build`);
   }
   const src = join(workDir, 'quickjs-src');
   rmSync(src, { recursive: true, force: true });
   mkdirSync(src, { recursive: true });
-  execFileSync('tar', ['-xzf', tgz, '-C', src, '--strip-components=3', QUICKJS.dir]);
+  execFileSync('tar', ['-xzf', tgz, '-C', src, '--strip-components=2', QUICKJS.dir]);
   for (const p of PATCHES) {
     const file = join(src, p.file);
     const text = readFileSync(file, 'utf8');
@@ -116,10 +118,11 @@ async function compileAll(jobs) {
 // Everything the engine's bytes depend on; the build is skipped when engine.json records the same hash.
 function inputsHash() {
   const h = createHash('sha256');
-  const files = [...readdirSync(join(root, 'guest')).sort().map((f) => join('guest', f)), 'wit/kiln.wit', 'scripts/build-engine.mjs'];
+  const files = [...readdirSync(join(root, 'guest')).sort().map((f) => join('guest', f)), 'wit/kiln.wit', 'scripts/build-engine.mjs', 'host/engine/wasm-binary.ts'];
   for (const f of files) h.update(f).update(readFileSync(join(root, f)));
-  const jco = JSON.parse(readFileSync(join(root, 'node_modules/@bytecodealliance/jco/package.json'), 'utf8')).version;
-  h.update(JSON.stringify({ jco, clang: execFileSync('clang', ['--version']).toString().split('\n')[0] }));
+  if (preludeOverride) h.update('prelude').update(readFileSync(preludeOverride));
+  const version = (p) => JSON.parse(readFileSync(join(root, 'node_modules', p, 'package.json'), 'utf8')).version;
+  h.update(JSON.stringify({ jco: version('@bytecodealliance/jco'), wizer: version('@bytecodealliance/wizer'), clang: execFileSync('clang', ['--version']).toString().split('\n')[0] }));
   return h.digest('hex');
 }
 
@@ -132,22 +135,32 @@ export async function buildEngine() {
   }
   // The registry tarball is shared; sources and objects are per output directory, so builds never collide.
   const work = join(outDir, '.work');
-  const src = fetchQuickjs(join(root, 'build/cache'), work);
+  const src = await fetchQuickjs(join(root, 'build/cache'), work);
   const objDir = join(work, 'obj');
   rmSync(objDir, { recursive: true, force: true });
   mkdirSync(objDir, { recursive: true });
   const guestDir = join(root, 'guest');
+  writeFileSync(join(work, 'prelude.c'), preludeC(preludeSource()));
   // Compile with relative paths from each source directory so no absolute path reaches the binary.
   const jobs = [
-    ...QJS_SOURCES.map((f) => ({ cwd: src, argv: [...CFLAGS, '-include', join(guestDir, 'wasi-compat.h'), '-c', f, '-o', join(objDir, f + '.o')] })),
+    ...QJS_SOURCES.map((f) => ({ cwd: src, argv: [...CFLAGS, '-c', f, '-o', join(objDir, f + '.o')] })),
     ...GLUE_SOURCES.map((f) => ({ cwd: guestDir, argv: [...CFLAGS, '-I', src, '-c', f, '-o', join(objDir, f + '.o')] })),
+    { cwd: work, argv: [...CFLAGS, '-c', 'prelude.c', '-o', join(objDir, 'prelude.c.o')] },
   ];
   log(`compiling ${jobs.length} C files with clang`);
   await compileAll(jobs);
   mkdirSync(outDir, { recursive: true });
+  const raw = join(work, 'engine.raw.wasm');
+  const objs = [...QJS_SOURCES, ...GLUE_SOURCES, 'prelude.c'].map((f) => join(objDir, f + '.o'));
+  await run('clang', [...LDFLAGS, ...objs, '-o', raw], objDir);
+  // The snapshot: runtime, context and the evaluated prelude, taken once here instead of in every instance.
+  const snap = join(work, 'engine.snap.wasm');
+  await run(wizerBinary(), ['--allow-wasi', '--init-func', 'kiln-init', '-o', snap, raw], work);
+  const { mergeDataSegments } = await import(pathToFileURL(join(root, 'dist/host/engine/wasm-binary.js')).href);
+  const merged = mergeDataSegments(readFileSync(snap), SEGMENT_GAP);
   const core = join(outDir, 'engine.core.wasm');
-  const objs = [...QJS_SOURCES, ...GLUE_SOURCES].map((f) => join(objDir, f + '.o'));
-  await run('clang', [...LDFLAGS, ...objs, '-o', core], objDir);
+  writeFileSync(core, merged.module);
+  log(`snapshot: ${merged.before} data segments merged into ${merged.after}`);
   const { componentEmbed, componentNew, transpile } = await import('@bytecodealliance/jco');
   const witSource = readFileSync(join(root, 'wit/kiln.wit'), 'utf8');
   const embedded = await componentEmbed({ binary: readFileSync(core), witSource, world: 'extension' });
@@ -162,29 +175,41 @@ export async function buildEngine() {
     mkdirSync(dirname(join(bindings, name)), { recursive: true });
     writeFileSync(join(bindings, name), bytes);
   }
-  // The prelude is compiled by this very engine, inside the sandbox, so its bytecode matches the build.
-  const { Engine, engineId, sha256: hash } = await import(pathToFileURL(join(root, 'dist/host/engine/engine.js')).href);
-  const { GuestInstance } = await import(pathToFileURL(join(root, 'dist/host/engine/instance.js')).href);
-  const bare = await Engine.load(outDir, { withoutPrelude: true });
-  const compiler = await GuestInstance.create(bare, bare.bareMain(), {
-    op: async () => { throw new Error('no capabilities while building'); },
-    vars: { get: () => undefined, set: () => {}, delete: () => false, keys: () => [] },
-    log: (level, message) => log(`prelude ${level}: ${message}`),
-  });
-  // web.js's installer and the prelude's factory become one script whose value is the factory.
-  const preludeSource = `(function () {\n${readFileSync(join(root, 'guest/web.js'), 'utf8')}\nreturn (\n${readFileSync(join(root, 'guest/prelude.js'), 'utf8')}\n);\n})()`;
-  const prelude = compiler.compile(preludeSource, 'kiln:prelude', false);
-  writeFileSync(join(outDir, 'prelude.bc'), prelude);
   const info = {
-    id: engineId(component, prelude),
-    componentSha256: hash(component),
-    preludeSha256: hash(prelude),
-    quickjs: { package: QUICKJS.package, integrity: QUICKJS.integrity, version: QUICKJS.version },
+    id: sha256(`kiln-engine\n${sha256(component)}\n`),
+    componentSha256: sha256(component),
+    quickjs: { name: QUICKJS.name, version: QUICKJS.version, url: QUICKJS.url, sha256: QUICKJS.sha256 },
     inputs,
   };
   writeFileSync(join(outDir, 'engine.json'), JSON.stringify(info, null, 2) + '\n');
   log(`engine id ${info.id}`);
   return info;
+}
+
+/** Data segments closer than this are merged (the zeros between them are written out): Wizer emits one
+ *  segment per changed region, thousands of them, and instantiation and verification pay for each. */
+const SEGMENT_GAP = 64;
+
+/** web.js's installer and the prelude's factory as one script whose value is the factory. */
+function preludeSource() {
+  if (preludeOverride) return readFileSync(preludeOverride, 'utf8');
+  return `(function () {\n${readFileSync(join(root, 'guest/web.js'), 'utf8')}\nreturn (\n${readFileSync(join(root, 'guest/prelude.js'), 'utf8')}\n);\n})()`;
+}
+
+/** The prelude as a C array, linked into the engine: it belongs to the engine, never to an artifact. */
+function preludeC(source) {
+  const bytes = Buffer.from(source, 'utf8');
+  const lines = [];
+  for (let i = 0; i < bytes.length; i += 24) lines.push(Array.from(bytes.subarray(i, i + 24), (b) => `${b}`).join(','));
+  return `/* generated by scripts/build-engine.mjs from guest/web.js and guest/prelude.js */\n` +
+    `#include <stddef.h>\nconst char kiln_prelude_source[] = {\n${lines.join(',\n')},0};\n` +
+    `const size_t kiln_prelude_length = ${bytes.length};\n`;
+}
+
+function wizerBinary() {
+  const bin = join(root, 'node_modules/@bytecodealliance/wizer-linux-x64/wizer');
+  if (!existsSync(bin)) throw new Error(`no Wizer binary at ${bin}: run npm ci (the package @bytecodealliance/wizer carries it)`);
+  return bin;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

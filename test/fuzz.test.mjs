@@ -1,17 +1,19 @@
-// A boundary fuzzer. A crafted artifact replaces kiln's prelude with attacker code that holds the raw natives
-// (guest/glue.c) and calls every WIT import with random values: forged and stale invocation ids, random body
+// A boundary fuzzer. An engine whose prelude is attacker code (built with `build-engine.mjs --prelude`: what
+// crafted bytecode that broke out of JavaScript's rules could do) holds the raw natives (guest/glue.c) and
+// calls every WIT import with random values: forged and stale invocation ids, random body
 // and op ids, invalid JSON, huge and binary strings, `finish` twice or for another invocation. And random
 // JSON arguments go through tools/call against a set of schemas. Nothing may crash the server, hang a call
 // past its deadline, or leave a process behind; the server answers normally afterwards.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Builder } from '../dist/host/build/artifact.js';
-import { Engine, encodeImage } from '../dist/host/engine/engine.js';
+import { Engine, IMAGE_SECTION } from '../dist/host/engine/engine.js';
 import { concat, customSection } from '../dist/host/engine/wasm-binary.js';
-import { call, mcp, tempDir } from './helpers.mjs';
+import { call, mcp, root, tempDir } from './helpers.mjs';
 
 // The attacker's prelude: the raw natives, and a fuzz loop driven by a seeded generator.
 const PRELUDE = `(function (native, configJson) {
@@ -50,18 +52,21 @@ const PRELUDE = `(function (native, configJson) {
   };
 })`;
 
+/** The attacker's engine (built once, then cached like kiln's own) and an artifact for it. */
 async function craftedArtifact(dir) {
-  const engine = await Engine.load();
-  const builder = new Builder(engine);
-  const prelude = await builder.compileSource(PRELUDE, 'kiln:prelude', false);
-  const module = await builder.compileSource('', 'fuzz.js', true);
+  const engineDir = join(root, 'build/fuzz-engine');
+  writeFileSync(join(dir, 'prelude.js'), PRELUDE);
+  execFileSync(process.execPath, [join(root, 'scripts/build-engine.mjs'), '--out', engineDir, '--prelude', join(dir, 'prelude.js')], { stdio: 'ignore' });
+  const engine = await Engine.load(engineDir);
+  const module = await new Builder(engine).compileSource('', 'fuzz.js', true);
   const manifest = {
     format: 1, engine: engine.info.id, source: { name: 'fuzz.js', sha256: '0'.repeat(64) }, steps: 0,
     tools: [{ name: 'fuzz.go', exposeAsTool: true, inputSchema: { type: 'object' }, allow: {} }],
   };
   const file = join(dir, 'fuzz.wasm');
-  writeFileSync(file, concat([engine.seal(encodeImage(prelude, module)), customSection('kiln-manifest', new TextEncoder().encode(JSON.stringify(manifest)))]));
-  return file;
+  const enc = new TextEncoder();
+  writeFileSync(file, concat([engine.component, customSection('kiln-manifest', enc.encode(JSON.stringify(manifest))), customSection(IMAGE_SECTION, module)]));
+  return { file, engineDir };
 }
 
 const SEEDS = 60;
@@ -69,9 +74,8 @@ const OPS = 400;
 
 test(`random values through every WIT import from a replaced prelude (${SEEDS} Ã— ${OPS} calls)`, async (t) => {
   const dir = tempDir(t);
-  writeFileSync(join(dir, 'ok.ts'), "defineTool({ name: 'ok.ping', exposeAsTool: true, handler: () => 'pong' });");
-  await craftedArtifact(dir);
-  const { client, transport } = await mcp(t, [dir]);
+  const { file, engineDir } = await craftedArtifact(dir);
+  const { client, transport } = await mcp(t, [file], { env: { KILN_ENGINE_DIR: engineDir } });
   let results = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const r = await call(client, 'fuzz.go', { seed, ops: OPS }, { session: `fuzz-${seed % 4}` });
@@ -81,7 +85,8 @@ test(`random values through every WIT import from a replaced prelude (${SEEDS} Ã
     if (r.isError) assert.doesNotMatch(r.text, /internal error/, r.text.slice(0, 300));
   }
   t.diagnostic(`${results} fuzz calls answered, ${SEEDS * OPS} random import calls`);
-  assert.equal((await call(client, 'ok.ping')).json, 'pong');
+  assert.deepEqual((await call(client, 'fuzz.go', { seed: 1, ops: 0 }, { session: 'after' })).json, { ops: 0, errors: 0 });
+  assert.ok((await client.listTools()).tools.some((x) => x.name === 'fuzz.go'));
   assert.equal(transport.pid > 0 && process.kill(transport.pid, 0), true, 'the server is alive');
 });
 

@@ -74,7 +74,8 @@ test('run_script always succeeds at the protocol level; errors, timeouts and mis
   const thrown = await script(client, 'const a = 1;\nfunction boom() {\n  throw new RangeError("no " + a);\n}\nboom();');
   assert.equal(thrown.status, 'error');
   assert.deepEqual([thrown.error.name, thrown.error.message], ['RangeError', 'no 1']);
-  assert.match(thrown.error.stack, /at <eval> \(script:5\)/);
+  assert.match(thrown.error.stack, /at boom \(script:3:\d+\)\n\s+at <eval> \(script:5:1\)/);
+  assert.doesNotMatch(thrown.error.stack, /kiln:prelude/);
   const syntax = await script(client, 'let = ;');
   assert.equal(syntax.status, 'error');
   assert.equal(syntax.error.name, 'SyntaxError');
@@ -100,7 +101,7 @@ test('kiln run prints the script value, or fails with the error and its line', a
   assert.equal(ok.stdout.trim(), '4');
   const bad = await kiln(['run', join(dir, 'bad.ts')]);
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /error: TypeError: cannot read property 'boom' of null\n\s+at <eval> \(bad\.ts:2\)/);
+  assert.match(bad.stderr, /error: TypeError: cannot read property 'boom' of null\n\s+at <eval> \(bad\.ts:2:\d+\)/);
 });
 
 test('vars never cross between sessions, though sessions share worker threads', async (t) => {

@@ -1,17 +1,16 @@
-// `kiln build`: extension source → rollup bundle → QuickJS bytecode (compiled inside the sandbox) → image
-// sealed into the engine → manifest extracted by running the top level once → custom sections.
+// `kiln build`: extension source → rollup bundle → QuickJS bytecode (compiled inside the sandbox) → manifest
+// extracted by running the top level once → the engine component plus custom sections (manifest, image, map).
 // The same source and engine give the same bytes anywhere: no absolute path, clock or randomness enters.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactManifest } from '../artifact.js';
-import { encodeImage, sha256, type Engine } from '../engine/engine.js';
+import { IMAGE_SECTION, MAX_IMAGE_BYTES, sha256, type Engine } from '../engine/engine.js';
 import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
 import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
 import { ManifestError, parseTools } from '../manifest.js';
 import { argsValidator, newAjv } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
-import { bundle, BundleError } from './bundle.js';
 import { checkNesting, NestingError } from './nesting.js';
 
 /** Nothing is granted while building: top-level code may only register tools. */
@@ -45,7 +44,7 @@ export class Builder {
       if (e instanceof NestingError) throw new ToolError(`SyntaxError: ${e.message}`, `SyntaxError: ${e.message}`);
       throw e;
     }
-    if (!this.compiler?.alive) this.compiler = await GuestInstance.create(this.engine, this.engine.bareMain(), buildHost);
+    if (!this.compiler?.alive) this.compiler = await GuestInstance.create(this.engine, new Uint8Array(), buildHost);
     return this.compiler.compile(source, name, module);
   }
 
@@ -56,9 +55,9 @@ export class Builder {
     const fail = (msg: string) => new ExtensionLoadError(file, msg);
     let b;
     try {
-      b = await bundle(file);
+      b = await (await import('./bundle.js')).bundle(file); // rollup loads only when an extension is built
     } catch (e) {
-      if (e instanceof BundleError) throw fail(e.message);
+      if (e instanceof Error && e.name === 'BundleError') throw fail(e.message);
       throw e;
     }
     const mapper = new StackMapper(name, b.map);
@@ -75,16 +74,14 @@ export class Builder {
       if (e instanceof ToolError) throw located(e);
       throw e;
     }
-    const image = encodeImage(this.engine.prelude, bytecode);
-    if (image.length > this.engine.slot.capacity) {
+    if (bytecode.length > MAX_IMAGE_BYTES) {
       const mib = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
-      throw fail(`its bytecode is ${mib(image.length)}; an artifact holds at most ${mib(this.engine.slot.capacity)}: import less (tree-shaking keeps only what is used)`);
+      throw fail(`its bytecode is ${mib(bytecode.length)}; an artifact holds at most ${mib(MAX_IMAGE_BYTES)}: import less (packages are tree-shaken as their sideEffects allow)`);
     }
-    const sealed = this.engine.seal(image);
-    const instance = await GuestInstance.create(this.engine, await this.mainOf(sealed), buildHost, this.loadTimeoutMs);
+    const instance = await GuestInstance.create(this.engine, bytecode, buildHost, this.loadTimeoutMs);
     let raw: any;
     try {
-      raw = instance.load({ host: 'mcp' });
+      raw = instance.load({ host: 'mcp', moduleUrl: `file:///${name}` });
     } catch (e) {
       if (e instanceof ToolError) throw located(e);
       if (e instanceof TimeoutError) throw fail(`its top level did not finish within ${this.loadTimeoutMs} ms (the server's [limits] timeoutMs when serving); an extension's top level should only register tools`);
@@ -111,14 +108,11 @@ export class Builder {
     };
     const enc = new TextEncoder();
     const bytes = concat([
-      sealed,
+      this.engine.component,
       customSection(MANIFEST_SECTION, enc.encode(JSON.stringify(manifest))),
+      customSection(IMAGE_SECTION, bytecode),
       customSection(SOURCEMAP_SECTION, enc.encode(JSON.stringify(b.map))),
     ]);
     return { bytes, manifest };
-  }
-
-  private async mainOf(sealed: Uint8Array): Promise<WebAssembly.Module> {
-    return WebAssembly.compile(this.engine.verify(sealed).main as BufferSource);
   }
 }

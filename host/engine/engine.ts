@@ -1,22 +1,29 @@
-// The engine: the QuickJS component every artifact is made of, and the sealing of an extension image
-// into it.
+// The engine: the quickjs-ng component every artifact is made of, compiled once per process.
 //
-// Invariant: an artifact is exactly the engine component with one data segment (the image) added to its
-// main core module, plus `kiln-*` custom sections. `open` checks this byte for byte, so a host runs no
-// code but its own engine's and the image's bytecode, and an artifact built for another engine is refused.
+// Invariant: an artifact is exactly the engine component, byte for byte, followed by kiln's custom sections
+// (`kiln-manifest`, `kiln-image`: the extension's bytecode, and optionally `kiln-sourcemap`). `verify` checks
+// this, so a host runs no code but its own engine's; the prelude lives inside the engine (in its snapshot),
+// so an artifact cannot replace kiln's guest runtime either; the image is only ever handed to `guest.load`
+// as data. Because the code never differs between artifacts, V8 compiles and tiers it once per process, and
+// every extension, session and worker instantiates the same compiled modules.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EngineError } from '../errors.js';
 import { engineDir } from '../paths.js';
-import {
-  appendDataSegment, coreModules, findInData, moduleBytes, popDataSegment, replaceCoreModule, stripCustomSections,
-  WasmFormatError,
-} from './wasm-binary.js';
+import { coreModules, moduleBytes, readCustomName, sections, WasmFormatError } from './wasm-binary.js';
 
-const SLOT_MAGIC = new TextEncoder().encode('KILN-IMAGE-SLOT\0');
 export const KILN_SECTION_PREFIX = 'kiln-';
+export const IMAGE_SECTION = 'kiln-image';
+/** The custom sections an artifact may carry after the engine, and how many of each. */
+const ARTIFACT_SECTIONS: Record<string, { min: number; max: number }> = {
+  'kiln-manifest': { min: 1, max: 1 },
+  [IMAGE_SECTION]: { min: 1, max: 1 },
+  'kiln-sourcemap': { min: 0, max: 1 },
+};
+/** The largest extension image (bytecode) an artifact may carry: it is copied into the guest at load. */
+export const MAX_IMAGE_BYTES = 16 * 1024 * 1024;
 
 export type Instantiate = (
   getCoreModule: (name: string) => WebAssembly.Module,
@@ -25,109 +32,91 @@ export type Instantiate = (
 ) => Promise<Record<string, any>>;
 
 export interface EngineInfo {
-  /** sha256 over the engine component and the prelude bytecode: what an artifact must be built for. */
+  /** sha256 naming the engine component (prelude included): what an artifact must be built for. */
   id: string;
   componentSha256: string;
-  preludeSha256: string;
-  quickjs: { package: string; integrity: string; version: string };
+  quickjs: { name: string; version: string; url: string; sha256: string };
 }
 
 export const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 
-export function engineId(component: Uint8Array, prelude: Uint8Array): string {
-  return sha256(`kiln-engine\n${sha256(component)}\n${sha256(prelude)}\n`);
+export function engineId(component: Uint8Array): string {
+  return sha256(`kiln-engine\n${sha256(component)}\n`);
 }
 
-/** The image layout the glue reads: u32 prelude length, u32 module length, prelude, module. */
-export function encodeImage(prelude: Uint8Array, module: Uint8Array): Uint8Array {
-  const out = new Uint8Array(8 + prelude.length + module.length);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, prelude.length, true);
-  dv.setUint32(4, module.length, true);
-  out.set(prelude, 8);
-  out.set(module, 8 + prelude.length);
-  return out;
-}
+/** The engine's compiled core modules, as a worker receives them from the thread that compiled them. */
+export type CompiledModules = WebAssembly.Module[];
 
 export class Engine {
-  private readonly sharedModules: WebAssembly.Module[];
-  private readonly mainModule: Uint8Array;
-  readonly slot: { address: number; capacity: number };
-  private compiledMain?: WebAssembly.Module;
+  /** Compiled core modules in the bindings' order (engine.core.wasm, engine.core2.wasm, ...). */
+  readonly modules: CompiledModules;
 
   private constructor(
-    /** The engine build directory (a session's worker loads the engine from it). */
+    /** The engine build directory (a session's worker loads the bindings from it). */
     readonly dir: string,
     readonly component: Uint8Array,
-    readonly prelude: Uint8Array,
     readonly info: EngineInfo,
     readonly instantiate: Instantiate,
+    compiled?: CompiledModules,
   ) {
-    const modules = coreModules(component);
-    this.mainModule = moduleBytes(component, modules[0]);
-    this.sharedModules = modules.slice(1).map((s) => new WebAssembly.Module(moduleBytes(component, s) as BufferSource));
-    const found = findInData(this.mainModule, SLOT_MAGIC);
-    if (!found) throw new EngineError('the engine has no image slot (was it built by scripts/build-engine.mjs?)');
-    const dv = new DataView(found.after.buffer, found.after.byteOffset, 8);
-    this.slot = { address: dv.getUint32(0, true), capacity: dv.getUint32(4, true) };
+    this.modules = compiled ?? coreModules(component).map((s) => new WebAssembly.Module(moduleBytes(component, s) as BufferSource));
   }
 
-  /** Load the engine build from `dir`. Without a prelude (during the engine build) only `compile` works. */
-  static async load(dir = engineDir(), opts: { withoutPrelude?: boolean } = {}): Promise<Engine> {
+  /** Load the engine build from `dir`; `compiled`: modules another thread already compiled from it. */
+  static async load(dir = engineDir(), compiled?: CompiledModules): Promise<Engine> {
     const file = (name: string) => join(dir, name);
-    if (!existsSync(file('engine.wasm')) || !existsSync(file('bindings/engine.js'))) {
+    if (!existsSync(file('engine.wasm')) || !existsSync(file('bindings/engine.js')) || !existsSync(file('engine.json'))) {
       throw new EngineError(`no engine build in ${dir}: run \`npm run build:engine\` (npm test and npm run demo do it for you)`);
     }
     const component = readFileSync(file('engine.wasm'));
-    const prelude = opts.withoutPrelude ? new Uint8Array() : readFileSync(file('prelude.bc'));
-    const info: EngineInfo = opts.withoutPrelude
-      ? { id: '', componentSha256: sha256(component), preludeSha256: '', quickjs: { package: '', integrity: '', version: '' } }
-      : JSON.parse(readFileSync(file('engine.json'), 'utf8'));
+    const info: EngineInfo = JSON.parse(readFileSync(file('engine.json'), 'utf8'));
     const bindings = await import(pathToFileURL(file('bindings/engine.js')).href);
-    return new Engine(dir, component, prelude, info, bindings.instantiate as Instantiate);
+    return new Engine(dir, component, info, bindings.instantiate as Instantiate, compiled);
   }
 
-  /** The artifact's bytes (before custom sections) for an image. */
-  seal(image: Uint8Array): Uint8Array {
-    if (image.length > this.slot.capacity) {
-      throw new EngineError(`the extension image is ${image.length} bytes; the engine's slot holds ${this.slot.capacity}`);
+  /** Check that `artifact` is this engine followed only by kiln's custom sections, each as often as allowed.
+   *  Returns the image (the extension's bytecode). */
+  verify(artifact: Uint8Array): Uint8Array {
+    const n = this.component.length;
+    if (artifact.length < n || !Buffer.from(artifact.buffer, artifact.byteOffset, n).equals(this.component)) {
+      throw new EngineError('the artifact was not built for this engine');
     }
-    return replaceCoreModule(this.component, 0, appendDataSegment(this.mainModule, this.slot.address, image));
-  }
-
-  /** Check that `artifact` is this engine plus an image; returns its main module bytes and the image. */
-  verify(artifact: Uint8Array): { main: Uint8Array; image: Uint8Array } {
+    const seen = new Map<string, Uint8Array[]>();
     try {
-      const main = moduleBytes(artifact, coreModules(artifact)[0]);
-      const { module, address, bytes } = popDataSegment(main);
-      if (bytes.length > this.slot.capacity) {
-        throw new EngineError(`the artifact's image is ${bytes.length} bytes, larger than the engine's ${this.slot.capacity}-byte slot`);
+      for (const s of sections(artifact, n)) {
+        const [name, payload] = s.id === 0 ? readCustomName(artifact, s) : ['', 0];
+        if (!(name in ARTIFACT_SECTIONS)) {
+          throw new EngineError(`the artifact carries ${s.id === 0 ? `a custom section "${name.slice(0, 40)}"` : `a section of kind ${s.id}`} after the engine; an artifact is the engine plus kiln's own sections only`);
+        }
+        seen.set(name, [...(seen.get(name) ?? []), artifact.subarray(payload, s.end)]);
       }
-      const sameEngine =
-        address === this.slot.address &&
-        Buffer.from(module).equals(this.mainModule) &&
-        Buffer.from(stripCustomSections(artifact, KILN_SECTION_PREFIX)).equals(replaceCoreModule(this.component, 0, main));
-      if (sameEngine) return { main, image: bytes };
     } catch (e) {
-      if (!(e instanceof WasmFormatError)) throw e;
+      if (e instanceof WasmFormatError) throw new EngineError(`the artifact's sections after the engine are malformed (${e.message})`);
+      throw e;
     }
-    throw new EngineError('the artifact was not built for this engine');
+    for (const [name, { min, max }] of Object.entries(ARTIFACT_SECTIONS)) {
+      const count = seen.get(name)?.length ?? 0;
+      if (count < min || count > max) throw new EngineError(`the artifact has ${count} ${name} sections (expected ${min === max ? min : `${min} to ${max}`})`);
+    }
+    const image = seen.get(IMAGE_SECTION)![0];
+    if (image.length > MAX_IMAGE_BYTES) {
+      throw new EngineError(`the artifact's image is ${image.length} bytes, larger than the ${MAX_IMAGE_BYTES} bytes an artifact may carry`);
+    }
+    return image;
   }
 
-  /** Core modules for the bindings: the artifact's main module and the engine's shared ones. */
-  moduleSet(main: WebAssembly.Module): (name: string) => WebAssembly.Module {
-    const all = [main, ...this.sharedModules];
+  /** Core modules for the bindings. */
+  moduleSet(): (name: string) => WebAssembly.Module {
     return (name) => {
       const m = /^engine\.core(\d*)\.wasm$/.exec(name);
-      const mod = m && all[m[1] ? Number(m[1]) - 1 : 0];
+      const mod = m && this.modules[m[1] ? Number(m[1]) - 1 : 0];
       if (!mod) throw new EngineError(`the bindings asked for an unknown core module ${name}`);
       return mod;
     };
   }
 
-  /** The bare engine's main module, compiled once (used for `compile`). */
-  bareMain(): WebAssembly.Module {
-    this.compiledMain ??= new WebAssembly.Module(this.mainModule as BufferSource);
-    return this.compiledMain;
+  /** The main core module: the one that owns the guest's linear memory. */
+  get main(): WebAssembly.Module {
+    return this.modules[0];
   }
 }

@@ -18,6 +18,7 @@
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
+import { withoutPreludeFrames } from '../source-map.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
@@ -35,8 +36,8 @@ export interface Invocation {
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
 export const DEFAULT_RUN_MS = 30_000;
 
-/** Linear memory a guest may have beyond its QuickJS heap limit: the engine's own data, stack and image slot
- *  (~6 MiB), buffers the glue copies values through, and allocator fragmentation. Past limit + slack the
+/** Linear memory a guest may have beyond its QuickJS heap limit: the engine's own data and stack (~2 MiB), the
+ *  image while it is read, buffers the glue copies values through, and allocator fragmentation. Past limit + slack the
  *  instance is discarded after the run, whatever QuickJS counted: linear memory never shrinks, so this bounds
  *  what a guest keeps resident even if the heap accounting were wrong. */
 export const MEMORY_SLACK = 32 * 1024 * 1024;
@@ -77,6 +78,8 @@ export interface LoadConfig {
   env?: Record<string, string>;
   /** QuickJS heap limit in bytes. */
   memoryLimit?: number;
+  /** The extension module's `import.meta.url`. */
+  moduleUrl?: string;
 }
 
 type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
@@ -99,8 +102,10 @@ function errorText(e: unknown): string {
   return `Error: ${String(e)}`;
 }
 
-/** A guest's "Name: message\nstack" as a ToolError: message first, the detail after. */
-export function toolError(text: string): ToolError {
+/** A guest's "Name: message\nstack" as a ToolError: message first, the detail after (without the prelude's
+ *  frames, which are kiln's insides; the prelude is the engine's, so its frames name `kiln:prelude`). */
+export function toolError(raw: string): ToolError {
+  const text = withoutPreludeFrames(raw).replace(/\s+$/, '');
   const nl = text.indexOf('\n');
   return new ToolError(nl < 0 ? text : text.slice(0, nl), text);
 }
@@ -128,15 +133,17 @@ export class GuestInstance {
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
 
-  private constructor(private readonly host: InstanceHost, private readonly runLimitMs: number) {
+  private constructor(private readonly host: InstanceHost, private image: Uint8Array | undefined, private readonly runLimitMs: number) {
     this.logs = new LogLimiter<LogLevel>(GUEST_LOG_BUDGET, (level, message) => host.log(level, message), 'warn');
   }
 
-  /** `runLimitMs`: the deadline of guest code that runs for no invocation (the top level, timers). */
-  static async create(engine: Engine, main: WebAssembly.Module, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
-    const self = new GuestInstance(host, runLimitMs);
+  /** `image`: the extension's bytecode (empty for none), handed to the guest at `load`. `runLimitMs`: the
+   *  deadline of guest code that runs for no invocation (the top level, timers). */
+  static async create(engine: Engine, image: Uint8Array, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
+    const self = new GuestInstance(host, image, runLimitMs);
+    const main = engine.main;
     const exports = await engine.instantiate(
-      engine.moduleSet(main),
+      engine.moduleSet(),
       { ...wasiImports((stream, text) => host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
       (m, i) => {
         const instance = new WebAssembly.Instance(m, i);
@@ -157,7 +164,9 @@ export class GuestInstance {
     if (config.memoryLimit) this.memoryCeiling = config.memoryLimit + MEMORY_SLACK;
     this.loading = true;
     try {
-      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config))) as string);
+      const image = this.image ?? new Uint8Array();
+      this.image = undefined; // the guest has its own copy now
+      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config), image)) as string);
     } finally {
       this.loading = false;
       this.cancelIdleWork();
@@ -380,6 +389,9 @@ export class GuestInstance {
           }
         },
         finish: (inv: number, outcome: Outcome) => {
+          // Invocation 0: the instance itself ran out of memory where no handler could report it (the promise
+          // machinery itself failed). It is discarded after this run, and what is running fails.
+          if (inv === 0 && outcome.tag === 'err' && OUT_OF_MEMORY.test(outcome.val)) this.outOfMemory = true;
           const r = this.running.get(inv);
           if (!r) return;
           this.running.delete(inv);

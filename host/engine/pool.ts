@@ -8,6 +8,7 @@
 // all its workers are busy.
 import { cpus } from 'node:os';
 import { KilnError } from '../errors.js';
+import type { Engine } from './engine.js';
 import { SessionWorker } from './remote.js';
 
 export const BUSY_MS = 20;
@@ -15,7 +16,7 @@ export const BUSY_MS = 20;
 export class WorkerPool {
   private workers: SessionWorker[] = [];
 
-  constructor(private readonly engineDir: string, readonly size = Math.max(2, cpus().length)) {}
+  constructor(private readonly engine: Engine, readonly size = Math.max(2, cpus().length)) {}
 
   /** A worker for a session: the least loaded one that is running and not busy (a new one if none is). */
   acquire(): SessionWorker {
@@ -23,7 +24,7 @@ export class WorkerPool {
     const free = this.workers.filter((w) => w.busyMs() <= BUSY_MS).sort((a, b) => a.sessions - b.sessions);
     let w = free[0];
     if (!w || (this.workers.length < this.size && w.sessions > 0)) {
-      w = new SessionWorker(this.engineDir);
+      w = new SessionWorker(this.engine);
       this.workers.push(w);
     }
     w.sessions++;
@@ -41,7 +42,7 @@ export class WorkerPool {
 
   /** Start the pool's threads ahead of the first session. */
   warm(): void {
-    while (this.workers.length < this.size) this.workers.push(new SessionWorker(this.engineDir));
+    while (this.workers.length < this.size) this.workers.push(new SessionWorker(this.engine));
   }
 
   closeAll(): void {

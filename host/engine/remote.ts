@@ -2,6 +2,7 @@
 // capability layer and their outcomes back, and terminating it when a guest will not stop.
 import { Worker } from 'node:worker_threads';
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import type { Engine } from './engine.js';
 import type { Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
 import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
 
@@ -84,9 +85,9 @@ export class SessionWorker {
   /** Where each session's vars changes go: that session's own copy. */
   private readonly varsListeners = new Map<string, (op: 'set' | 'delete', key: string, value?: string) => void>();
 
-  constructor(engineDir: string) {
+  constructor(engine: Engine) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { kilnWorker: true, engineDir, busy: this.busyFlag.buffer, epoch: this.epoch },
+      workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, busy: this.busyFlag.buffer, epoch: this.epoch },
     });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => this.replies.set(0, { resolve, reject }));
@@ -130,13 +131,13 @@ export class SessionWorker {
     this.send({ type: 'varsDrop', session });
   }
 
-  async create(session: string, module: WebAssembly.Module, config: LoadConfig, runLimitMs: number, hooks: RemoteHooks): Promise<{ instance: RemoteInstance; manifest: unknown }> {
+  async create(session: string, image: Uint8Array, config: LoadConfig, runLimitMs: number, hooks: RemoteHooks): Promise<{ instance: RemoteInstance; manifest: unknown }> {
     await this.ready;
     const id = nextInstance++;
     const instance = new RemoteInstance(this, id);
     this.hooks.set(id, { hooks, instance });
     try {
-      const manifest = await this.request({ type: 'create', id, session, module, config, runLimitMs });
+      const manifest = await this.request({ type: 'create', id, session, image, config, runLimitMs });
       return { instance, manifest };
     } catch (e) {
       this.hooks.delete(id);

@@ -1,6 +1,6 @@
-// Just enough of the WebAssembly binary format to seal an extension image into the engine and to check,
-// when loading, that an artifact is exactly our engine plus an image. Sections are kept as byte ranges;
-// nothing is decoded that is not needed.
+// Just enough of the WebAssembly binary format to read an artifact's custom sections, find the engine's core
+// modules, and merge the data segments of Wizer's snapshot. Sections are kept as byte ranges; nothing is
+// decoded that is not needed.
 
 export interface Section {
   id: number;
@@ -62,12 +62,13 @@ export function isComponent(buf: Uint8Array): boolean {
   return hasHeader(buf, COMPONENT_HEADER);
 }
 
-export function sections(buf: Uint8Array): Section[] {
+/** The sections of a module or component, from byte `from` (after the header by default). */
+export function sections(buf: Uint8Array, from = 8): Section[] {
   if (!hasHeader(buf, CORE_HEADER) && !hasHeader(buf, COMPONENT_HEADER)) {
     throw new WasmFormatError('not a WebAssembly module or component (bad magic or version)');
   }
   const out: Section[] = [];
-  let pos = 8;
+  let pos = from;
   while (pos < buf.length) {
     const start = pos;
     const id = buf[pos];
@@ -101,8 +102,10 @@ export function customSection(name: string, payload: Uint8Array): Uint8Array {
   return section(0, concat([Uint8Array.from(encodeU32(nameBytes.length)), nameBytes, payload]));
 }
 
-function customName(buf: Uint8Array, s: Section): [name: string, payloadStart: number] {
+/** A custom section's name and where its payload starts. */
+export function readCustomName(buf: Uint8Array, s: Section): [name: string, payloadStart: number] {
   const [len, pos] = readU32(buf, s.bodyStart);
+  if (pos + len > s.end) throw new WasmFormatError('custom section name runs past its section');
   return [new TextDecoder().decode(buf.subarray(pos, pos + len)), pos + len];
 }
 
@@ -110,7 +113,7 @@ function customName(buf: Uint8Array, s: Section): [name: string, payloadStart: n
 export function readCustomSections(buf: Uint8Array, name: string): Uint8Array[] {
   return sections(buf)
     .filter((s) => s.id === 0)
-    .map((s) => [customName(buf, s), s] as const)
+    .map((s) => [readCustomName(buf, s), s] as const)
     .filter(([[n]]) => n === name)
     .map(([[, payloadStart], s]) => buf.subarray(payloadStart, s.end));
 }
@@ -119,7 +122,7 @@ export function readCustomSections(buf: Uint8Array, name: string): Uint8Array[] 
 export function stripCustomSections(buf: Uint8Array, prefix: string): Uint8Array {
   const keep = [buf.subarray(0, 8)];
   for (const s of sections(buf)) {
-    if (s.id === 0 && customName(buf, s)[0].startsWith(prefix)) continue;
+    if (s.id === 0 && readCustomName(buf, s)[0].startsWith(prefix)) continue;
     keep.push(buf.subarray(s.start, s.end));
   }
   return concat(keep);
@@ -137,16 +140,6 @@ export function coreModules(component: Uint8Array): Section[] {
 
 export function moduleBytes(component: Uint8Array, s: Section): Uint8Array {
   return component.subarray(s.bodyStart, s.end);
-}
-
-/** The component with core module `index` replaced by `replacement`. */
-export function replaceCoreModule(component: Uint8Array, index: number, replacement: Uint8Array): Uint8Array {
-  const target = coreModules(component)[index];
-  return concat([
-    component.subarray(0, target.start),
-    section(COMPONENT_CORE_MODULE, replacement),
-    component.subarray(target.end),
-  ]);
 }
 
 // ---- data segments of a core module -------------------------------------------------------------
@@ -195,42 +188,46 @@ function readActiveSegments(mod: Uint8Array): { section: Section | undefined; co
   return { section: data, count, segments };
 }
 
-/** Memory address of the first occurrence of `needle` in the module's initialised data. */
-export function findInData(mod: Uint8Array, needle: Uint8Array): { address: number; after: Uint8Array } | undefined {
-  for (const seg of readActiveSegments(mod).segments) {
-    const at = Buffer.from(seg.bytes.buffer, seg.bytes.byteOffset, seg.bytes.length).indexOf(needle);
-    if (at >= 0) return { address: seg.address + at, after: seg.bytes.subarray(at + needle.length) };
-  }
-  return undefined;
-}
-
-/** The module with one more active data segment, placing `bytes` at `address` in memory 0. */
-export function appendDataSegment(mod: Uint8Array, address: number, bytes: Uint8Array): Uint8Array {
-  const { section: data, count } = readActiveSegments(mod);
-  if (!data) throw new WasmFormatError('the module has no data section');
-  const segment = concat([Uint8Array.of(0x00, 0x41, ...encodeI32(address | 0), 0x0b, ...encodeU32(bytes.length)), bytes]);
-  const oldBody = mod.subarray(readU32(mod, data.bodyStart)[1], data.end);
-  const newData = section(DATA, concat([Uint8Array.from(encodeU32(count + 1)), oldBody, segment]));
-  const parts: Uint8Array[] = [mod.subarray(0, 8)];
-  for (const s of sections(mod)) {
-    if (s.id === DATA) parts.push(newData);
-    else if (s.id === DATA_COUNT) parts.push(section(DATA_COUNT, Uint8Array.from(encodeU32(count + 1))));
-    else parts.push(mod.subarray(s.start, s.end));
-  }
-  return concat(parts);
-}
-
-/** The module without its last data segment, and that segment; the inverse of appendDataSegment. */
-export function popDataSegment(mod: Uint8Array): { module: Uint8Array; address: number; bytes: Uint8Array } {
+/** The module with its active data segments sorted by address and merged where fewer than `gap` bytes lie
+ *  between them (the gap is written out as zeros, which is what memory holds there). Passive segments keep
+ *  their indices (code refers to them by index), so they must all come first, as in Wizer's snapshots; the
+ *  active ones must be in memory 0 and not overlap. Otherwise the module is returned unchanged. */
+export function mergeDataSegments(mod: Uint8Array, gap: number): { module: Uint8Array; before: number; after: number } {
   const { section: data, count, segments } = readActiveSegments(mod);
-  const last = segments[segments.length - 1];
-  if (!data || !last || last.end !== data.end) throw new WasmFormatError('the module has no trailing active data segment');
-  const body = concat([Uint8Array.from(encodeU32(count - 1)), mod.subarray(readU32(mod, data.bodyStart)[1], last.start)]);
+  const passive = count - segments.length;
+  if (!data || segments.length === 0) return { module: mod, before: count, after: count };
+  const [, first] = readU32(mod, data.bodyStart);
+  // The passive segments are the bytes between the count and the first active segment.
+  const leading = mod.subarray(first, segments[0].start);
+  if (segments.some((seg, i) => i > 0 && seg.start !== segments[i - 1].end) || segments[segments.length - 1].end !== data.end) {
+    return { module: mod, before: count, after: count };
+  }
+  const sorted = [...segments].sort((a, b) => a.address - b.address);
+  const merged: { address: number; parts: Uint8Array[]; end: number }[] = [];
+  for (const seg of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && seg.address < last.end) throw new WasmFormatError('data segments overlap');
+    if (last && seg.address - last.end <= gap) {
+      last.parts.push(new Uint8Array(seg.address - last.end), seg.bytes);
+      last.end = seg.address + seg.bytes.length;
+    } else {
+      merged.push({ address: seg.address, parts: [seg.bytes], end: seg.address + seg.bytes.length });
+    }
+  }
+  const total = passive + merged.length;
+  const body = concat([
+    Uint8Array.from(encodeU32(total)),
+    leading,
+    ...merged.map((m) => {
+      const bytes = concat(m.parts);
+      return concat([Uint8Array.of(0x00, 0x41, ...encodeI32(m.address | 0), 0x0b, ...encodeU32(bytes.length)), bytes]);
+    }),
+  ]);
   const parts: Uint8Array[] = [mod.subarray(0, 8)];
   for (const s of sections(mod)) {
     if (s.id === DATA) parts.push(section(DATA, body));
-    else if (s.id === DATA_COUNT) parts.push(section(DATA_COUNT, Uint8Array.from(encodeU32(count - 1))));
+    else if (s.id === DATA_COUNT) parts.push(section(DATA_COUNT, Uint8Array.from(encodeU32(total))));
     else parts.push(mod.subarray(s.start, s.end));
   }
-  return { module: concat(parts), address: last.address, bytes: last.bytes };
+  return { module: concat(parts), before: count, after: total };
 }

@@ -13,7 +13,7 @@ import { Engine } from './engine.js';
 import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js';
 
 export type ToWorker =
-  | { type: 'create'; seq: number; id: number; session: string; module: WebAssembly.Module; config: LoadConfig; runLimitMs: number }
+  | { type: 'create'; seq: number; id: number; session: string; image: Uint8Array; config: LoadConfig; runLimitMs: number }
   | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number }
   | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
   | { type: 'dispose'; id: number; error: WireError }
@@ -46,7 +46,8 @@ export function toWire(e: unknown): WireError {
 if (parentPort && workerData?.kilnWorker) {
   const port = parentPort;
   const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
-  const engine = await Engine.load(workerData.engineDir);
+  // The engine modules the main thread compiled: this thread instantiates them without compiling again.
+  const engine = await Engine.load(workerData.engineDir, workerData.modules);
   const varsBySession = new Map<string, Map<string, string>>();
   const varsOf = (session: string) => {
     let v = varsBySession.get(session);
@@ -110,7 +111,7 @@ if (parentPort && workerData?.kilnWorker) {
     switch (m.type) {
       case 'create':
         settle(m.seq, (async () => {
-          const instance = await GuestInstance.create(engine, m.module, hostFor(m.id, m.session), m.runLimitMs);
+          const instance = await GuestInstance.create(engine, m.image, hostFor(m.id, m.session), m.runLimitMs);
           instances.set(m.id, instance);
           return instance.load(m.config);
         })());

@@ -1,12 +1,12 @@
 // Crafted artifacts: a manifest section rewritten by an attacker (renamed source to dodge the operator's
 // limits, hostile field values, depth and size bombs, duplicate sections), deceptive tool names and
-// descriptions, and an image larger than the engine's slot. Each file fails alone, the good extension beside
+// descriptions, images that are too large, doubled or mutated, and engine bytes or sections that were changed. Each file fails alone, the good extension beside
 // it keeps serving, kiln_extensions keeps working, and nothing the attacker wanted happens.
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Engine } from '../../dist/host/engine/engine.js';
-import { appendDataSegment, concat, customSection, popDataSegment, readCustomSections, replaceCoreModule, stripCustomSections } from '../../dist/host/engine/wasm-binary.js';
+import { Engine, MAX_IMAGE_BYTES } from '../../dist/host/engine/engine.js';
+import { concat, customSection, readCustomSections, stripCustomSections } from '../../dist/host/engine/wasm-binary.js';
 import { call, kiln, tempDir } from '../helpers.mjs';
 import { attack, serve, sources } from './harness.mjs';
 
@@ -134,14 +134,62 @@ attack('art-ansi-description', 'ANSI and bidi escapes in a description cannot hi
   assert.match(r.stdout, /wipe: "rm -rf \/tmp\/kiln-nothing-here"/);
 });
 
-attack('art-oversized-image', 'an image segment larger than the engine\'s slot is refused at verification', async (t) => {
+/** The artifact with its kiln-image section replaced by `image` (or several). */
+function withImage(file, ...images) {
+  const bytes = new Uint8Array(readFileSyncBytes(file));
+  writeFileSync(file, concat([stripCustomSections(bytes, 'kiln-image'), ...images.map((i) => customSection('kiln-image', i))]));
+}
+
+attack('art-oversized-image', 'an image section larger than an artifact may carry is refused at verification', async (t) => {
+  const dir = await withGood(t);
+  const evil = await build(t, dir, 'evil', `defineTool({ name: 'evil.x', exposeAsTool: true, handler: () => 'evil' });`);
+  withImage(evil, new Uint8Array(MAX_IMAGE_BYTES + 1));
+  await failsAlone(t, dir, evil, /image is \d+ bytes, larger than the \d+ bytes an artifact may carry/);
+});
+
+attack('art-two-images', 'a second kiln-image section (which one would a host load?) is refused', async (t) => {
+  const dir = await withGood(t);
+  const evil = await build(t, dir, 'evil', `defineTool({ name: 'evil.x', exposeAsTool: true, handler: () => 'evil' });`);
+  const [image] = readCustomSections(new Uint8Array(readFileSyncBytes(evil)), 'kiln-image');
+  withImage(evil, image, image);
+  await failsAlone(t, dir, evil, /2 kiln-image sections \(expected 1\)/);
+});
+
+attack('art-engine-byte', 'one changed byte in the engine part of an artifact, or a section added after it, is refused', async (t) => {
   const dir = await withGood(t);
   const evil = await build(t, dir, 'evil', `defineTool({ name: 'evil.x', exposeAsTool: true, handler: () => 'evil' });`);
   const engine = await Engine.load();
   const bytes = new Uint8Array(readFileSyncBytes(evil));
-  const { main } = engine.verify(bytes);
-  const { module, address } = popDataSegment(main);
-  const huge = appendDataSegment(module, address, new Uint8Array(engine.slot.capacity + 4096));
-  writeFileSync(evil, concat([replaceCoreModule(engine.component, 0, huge), ...['kiln-manifest', 'kiln-sourcemap'].map((n) => customSection(n, readCustomSections(bytes, n)[0]))]));
-  await failsAlone(t, dir, evil, /image is \d+ bytes, larger than the engine's \d+-byte slot/);
+  bytes[Math.floor(engine.component.length / 2)] ^= 1;
+  writeFileSync(evil, bytes);
+  const extra = await build(t, dir, 'extra', `defineTool({ name: 'extra.x', exposeAsTool: true, handler: () => 'extra' });`);
+  writeFileSync(extra, concat([new Uint8Array(readFileSyncBytes(extra)), customSection('evil-data', enc.encode('x'))]));
+  const { client } = await failsAlone(t, dir, evil, /not built for this engine: its code differs/);
+  const audit = await call(client, 'kiln_extensions');
+  assert.match(audit.json.failures.find((f) => f.file === extra).error, /custom section "evil-data" after the engine/);
+  assert.equal((await call(client, 'evil.x')).isError, true);
+  assert.equal((await call(client, 'extra.x')).isError, true);
+});
+
+attack('art-mutated-image', 'mutated bytecode in the image (bytecode is not a trust boundary for QuickJS) fails or runs inside the sandbox; the server stays up', async (t) => {
+  const dir = await withGood(t);
+  const base = await build(t, dir, 'evil', `const secret = 'x'.repeat(10); defineTool({ name: 'evil.x', exposeAsTool: true, handler: () => secret.length + [1, 2, 3].map((n) => n * 2).join() });`);
+  const [image] = readCustomSections(new Uint8Array(readFileSyncBytes(base)), 'kiln-image');
+  let seed = 7;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let i = 0; i < 24; i++) {
+    const m = new Uint8Array(image);
+    for (let k = 0; k < 1 + rnd(4); k++) m[rnd(m.length)] = rnd(256);
+    const file = join(dir, `mutant${i}.wasm`);
+    writeFileSync(file, readFileSyncBytes(base));
+    withImage(file, m);
+  }
+  const { client } = await serve(t, [dir]);
+  assert.equal((await call(client, 'good.ping')).json, 'pong');
+  for (let i = 0; i < 3; i++) {
+    const r = await call(client, 'evil.x', {}, { session: `m${i}` });
+    if (r.isError) assert.doesNotMatch(r.text, /internal error/);
+  }
+  assert.equal((await call(client, 'good.ping')).json, 'pong');
+  assert.equal((await call(client, 'kiln_extensions')).isError, false);
 });

@@ -17,7 +17,8 @@ const HOGS = {
   objects: `g.keep = []; for (;;) { const o = {}; for (let i = 0; i < 64; i++) o['k' + i] = i; g.keep.push(o); g.kept = (g.kept ?? 0) + 1024; }`,
   mapEntries: `g.keep = new Map(); for (let i = 0; ; i++) { g.keep.set(i, [i, i + 1, i + 2]); g.kept = (g.kept ?? 0) + 64; }`,
   closures: `g.keep = []; for (let i = 0; ; i++) { const a = [i, i, i, i]; g.keep.push(() => a); g.kept = (g.kept ?? 0) + 96; }`,
-  doubling: `let s = 'ab'; g.keep = []; for (;;) { s = s + s; g.keep.push(s); g.kept = s.length; }`,
+  // quickjs-ng concatenates into ropes (as V8 does): indexOf makes each one a flat string that takes memory.
+  doubling: `let s = 'ab'; g.keep = []; for (;;) { s = s + s; s.indexOf('z'); g.keep.push(s); g.kept = s.length; }`,
   arrayGrowth: `g.keep = []; for (let i = 0; ; i++) { g.keep.push(i * 1.5); g.kept = i * 8; }`,
 };
 
