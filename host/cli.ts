@@ -6,7 +6,6 @@ import { readManifest } from './artifact.js';
 import { readConfig } from './config.js';
 import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
-import { serveStdio } from './mcp/server.js';
 import { repoRoot } from './paths.js';
 import { Registry } from './registry.js';
 import { printable, printableLine } from './terminal.js';
@@ -148,6 +147,7 @@ async function mcp(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
   const registry = await loadRegistry(positionals, values.config, true);
   err(`kiln: serving ${registry.tools.size} tool(s) from ${registry.extensions.length} extension(s) over stdio`);
+  const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
   await serveStdio(registry, VERSION);
   return -1; // keep running
 }

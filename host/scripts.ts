@@ -7,9 +7,7 @@
 // `vars` (scripts of a session share one store of their own; a script cannot read a tool's vars, it calls the
 // tool), and `kiln.host` is "script".
 import { createHash } from 'node:crypto';
-import { transform } from 'sucrase';
 import type { Builder } from './build/artifact.js';
-import { encodeImage } from './engine/engine.js';
 import { KilnError, ToolError } from './errors.js';
 import type { ToolManifest } from './manifest.js';
 import type { LoadedExtension, Registry } from './registry.js';
@@ -43,8 +41,6 @@ export class ScriptRunner {
   private scriptHost(): Promise<LoadedExtension> {
     this.host ??= (async () => {
       const engine = this.registry.engine;
-      const empty = await (await this.compiler()).compileSource('', 'kiln:script-host', true);
-      const { main } = engine.verify(engine.seal(encodeImage(engine.prelude, empty)));
       return {
         file: 'kiln:scripts',
         kind: 'source',
@@ -53,7 +49,7 @@ export class ScriptRunner {
           file: 'kiln:scripts',
           sha256: '',
           manifest: { format: 1, engine: engine.info.id, source: { name: 'script', sha256: '' }, tools: [SCRIPT_TOOL], steps: 0 },
-          module: await WebAssembly.compile(main as BufferSource),
+          image: new Uint8Array(),
           mapper: async () => undefined,
         },
       } satisfies LoadedExtension;
@@ -65,11 +61,16 @@ export class ScriptRunner {
     const key = createHash('sha256').update(name).update('\0').update(code).digest('hex');
     let bc = this.cache.get(key);
     if (!bc) {
-      let js: string;
-      try {
-        js = transform(code, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code;
-      } catch (e: any) {
-        throw new ToolError(`SyntaxError: ${e.message}`, `SyntaxError: ${e.message}`);
+      let js = code;
+      // A .js/.mjs/.cjs file is JavaScript already; anything else (run_script's code, a .ts file) may be
+      // TypeScript. sucrase loads only then.
+      if (!/\.[cm]?js$/.test(name)) {
+        const { transform } = await import('sucrase');
+        try {
+          js = transform(code, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code;
+        } catch (e: any) {
+          throw new ToolError(`SyntaxError: ${e.message}`, `SyntaxError: ${e.message}`);
+        }
       }
       bc = await (await this.compiler()).compileSource(js, name, false);
       this.cache.set(key, bc);

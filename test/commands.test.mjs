@@ -156,7 +156,7 @@ test('at most 16 persistent processes per session; none outlives the server when
   assert.match(seventeenth.text, /^CommandError: a session runs at most 16 persistent processes/);
   const other = await call(client, 'cmd.start', { name: 'p16' }, { session: 'other' });
   assert.equal(other.isError, false, 'the limit is per session');
-  assert.equal(live('sleep 4242.').length, 17);
+  assert.ok(await waitUntil(() => live('sleep 4242.').length === 17), `running: ${live('sleep 4242.').length}`);
   await client.close();
   assert.ok(await waitUntil(() => live('sleep 4242.', true).length === 0), `orphans: ${live('sleep 4242.', true)}`);
 });

@@ -40,15 +40,19 @@ function guard(entry: string, root: string, base: string): Plugin {
   };
   const virtual = (id: string) => id.startsWith('\0');
   const path = (id: string) => id.replace(/\?.*$/, '');
+  const ownModule = (id: string) => !/[\\/]node_modules[\\/]/.test(path(id));
   return {
     name: 'kiln-guard',
     async resolveId(source, importer, options) {
-      if (!importer || virtual(source)) return null;
+      if (virtual(source)) return null;
       const r = await this.resolve(source, importer, { ...options, skipSelf: true });
       if (!r || r.external || virtual(r.id)) return r;
-      const why = containmentViolation(root, path(r.id));
-      if (why) refuse(source, why, virtual(importer) || importer === entry ? undefined : importer);
-      return r;
+      const why = importer ? containmentViolation(root, path(r.id)) : undefined;
+      if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
+      // The author's own modules run exactly as written: rollup drops no statement it believes has no effect
+      // (an empty loop, a busy-wait, a toString side effect), nor unused exports. Packages under node_modules
+      // are tree-shaken as their sideEffects field allows.
+      return ownModule(r.id) ? { ...r, moduleSideEffects: 'no-treeshake' } : r;
     },
     load(id) {
       if (virtual(id)) return null;
@@ -99,6 +103,7 @@ export async function bundle(file: string): Promise<Bundle> {
   if (failure) throw new BundleError(failure);
   const { output } = await build.generate({
     format: 'es',
+    inlineDynamicImports: true, // an artifact is one module: `import()` of a bundled file resolves inside it
     sourcemap: true,
     sourcemapExcludeSources: true,
     sourcemapPathTransform: (rel, mapPath) => relative(base, resolve(dirname(mapPath), rel)),

@@ -12,8 +12,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import { CookieJar } from 'tough-cookie';
-import { Agent, request } from 'undici';
+import { createRequire } from 'node:module';
+import type { CookieJar } from 'tough-cookie';
+import type { Agent } from 'undici';
 import { KilnError, PermissionError } from '../errors.js';
 import { addressAllowed, checkUrl, normaliseHost, type NetPolicy } from './net.js';
 
@@ -72,11 +73,18 @@ function headerPairs(raw: Record<string, string | string[] | undefined>): [strin
   return out;
 }
 
+const load = createRequire(import.meta.url);
+
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
 /** One per (session, extension file): its cookie jar, its open bodies and its in-flight count belong to that
  *  extension alone, so another extension in the session can neither ride its cookies nor take its slots. */
 export class HttpSession {
-  readonly jar = new CookieJar();
+  private cookies?: CookieJar;
+  /** The session's cookies (tough-cookie and undici are loaded on first use: a process that makes no request
+   *  never pays for them). */
+  get jar(): CookieJar {
+    return (this.cookies ??= new (load('tough-cookie') as typeof import('tough-cookie')).CookieJar());
+  }
   private readonly bodies = new Map<number, OpenBody>();
   private nextBody = 1;
   private inFlight = 0;
@@ -86,7 +94,7 @@ export class HttpSession {
 
   private dispatcher(): Agent {
     const policy = this.policy;
-    this.agent ??= new Agent({
+    this.agent ??= new (load('undici') as typeof import('undici')).Agent({
       headersTimeout: policy.timeoutMs,
       bodyTimeout: policy.timeoutMs,
       connect: {
@@ -137,7 +145,7 @@ export class HttpSession {
       for (let hop = 0; ; hop++) {
         const cookie = await this.jar.getCookieString(url.href);
         const sent = cookie ? [...headers.filter(([k]) => k.toLowerCase() !== 'cookie'), ['cookie', cookie] as [string, string]] : headers;
-        const res = await request(url, {
+        const res = await (load('undici') as typeof import('undici')).request(url, {
           method: method as any,
           headers: sent.flat(),
           body: payload,

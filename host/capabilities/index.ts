@@ -5,7 +5,7 @@ import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import type { HttpSession } from './http.js';
-import { runOnce, type ProcessTable } from './processes.js';
+import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
 
 export class UnavailableError extends KilnError {
   override name = 'UnavailableError';
@@ -36,6 +36,7 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
     }
     case 'commands.start': {
       const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling);
+      await loadProcessSupport();
       return ctx.processes.start(ctx.owner, req.name as string, spec, substitute(spec, {}));
     }
     case 'commands.status': {

@@ -16,7 +16,7 @@
 //    survive. kiln says so once on stderr.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import type { execa as Execa, ResultPromise } from 'execa';
 import { KilnError } from '../errors.js';
 import { repoRoot } from '../paths.js';
 import type { CommandSpec } from '../manifest.js';
@@ -91,8 +91,16 @@ function shape(name: string, spec: CommandSpec, stdout: string): unknown {
   }
 }
 
+let execa: typeof Execa | undefined;
+/** Load execa (on the first command: a process that runs none, like `kiln run` of a pure tool, never pays
+ *  for it). `spawn` needs it loaded. */
+export async function loadProcessSupport(): Promise<void> {
+  execa ??= (await import('execa')).execa;
+}
+
 function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromise {
   const r = reaper();
+  if (!execa) throw new Error('processes.ts: loadProcessSupport() was not awaited before spawning');
   return execa(r ?? inv.file, r ? ['--', inv.file, ...inv.args] : inv.args, {
     shell: false,
     env: childEnv(spec),
@@ -111,6 +119,7 @@ function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromi
 /** Run a one-shot command to completion and shape its stdout. `table` counts and tracks the session's
  *  running ones; `signal` fires when the call that started it ends, which stops it. */
 export async function runOnce(name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable, signal?: AbortSignal): Promise<unknown> {
+  await loadProcessSupport(); // before the checks: from them to the spawn nothing may yield to another call
   if (signal?.aborted) throw new CommandError(`command "${name}" was not started: its call had already ended`);
   if (table.oneShots.size >= MAX_RUNNING) throw new CommandError(`a session runs at most ${MAX_RUNNING} one-shot commands at once; await some first`);
   const child = spawn(inv, spec, true);
