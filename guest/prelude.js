@@ -26,12 +26,17 @@
   }
   const hostCall = (fn, inv, request) => startOp(fn, inv, request).done;
 
+  // "Name: message" from the host, optionally followed by "\n    at ..." frames (a failed plugins[] callee's
+  // own stack, already mapped to its sources): those frames become the error's stack.
   function hostError(text) {
-    let name = 'Error', message = text;
-    const m = /^([A-Za-z]+Error): ([\s\S]*)$/.exec(text);
+    const nl = text.indexOf('\n    at ');
+    const head = nl < 0 ? text : text.slice(0, nl);
+    let name = 'Error', message = head;
+    const m = /^([A-Za-z]+Error): ([\s\S]*)$/.exec(head);
     if (m) { name = m[1]; message = m[2]; }
     const e = new Error(message);
     if (name !== 'Error') e.name = name;
+    if (nl >= 0) e.stack = text.slice(nl + 1) + '\n';
     return e;
   }
 

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import { readManifest } from './artifact.js';
 import { readConfig } from './config.js';
 import { Engine, sha256 } from './engine/engine.js';
@@ -103,7 +104,7 @@ async function inspect(argv: string[]): Promise<number> {
 }
 
 /** Extensions from the named paths and/or a config file (./kiln.toml when none is named and it exists). */
-async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean): Promise<Registry> {
+async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false): Promise<Registry> {
   let config;
   const file = resolve(configFile ?? 'kiln.toml');
   if (configFile || (paths.length === 0 && existsSync(file))) {
@@ -112,7 +113,7 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
   } else if (paths.length === 0 && required) {
     throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
   }
-  const registry = new Registry(await Engine.load(), config?.policy);
+  const registry = new Registry(await Engine.load(), config?.policy, oneShot);
   await registry.load(paths);
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);
@@ -126,10 +127,13 @@ async function run(argv: string[]): Promise<number> {
   const code = readFileSync(script, 'utf8');
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
-  const registry = await loadRegistry(paths, values.config, false);
+  const registry = await loadRegistry(paths, values.config, false, true);
   const { Sessions } = await import('./sessions.js');
   const { ScriptRunner } = await import('./scripts.js');
-  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), registry.policy, registry.policy.sessions);
+  // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
+  // worker thread is started.
+  const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
+  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), policy, policy.sessions);
   try {
     const r = await sessions.run('default', (s) => new ScriptRunner(registry).run(s, code, { timeoutMs, name: basename(script) }));
     if (r.status === 'ok') {
@@ -161,6 +165,10 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
   }
+  // A one-shot command ends soon: V8's optimising tier for the engine's interpreter loop would mostly be
+  // compiled in the background for nothing, and the process would wait for it at exit. Tier up ten times
+  // later than V8's default (a long CPU-bound script still gets optimised code). The server keeps the default.
+  if (cmd === 'run' || cmd === 'build' || cmd === 'inspect') setFlagsFromString('--wasm-tiering-budget=18000000');
   switch (cmd) {
     case 'build': return build(rest);
     case 'inspect': return inspect(rest);

@@ -47,6 +47,16 @@ function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
 }
 
 
+/** A validator compiled on first use (with an ajv of its own: ajv loads only if a tool with a schema runs). */
+function lazyValidator(tool: ToolManifest, owner: string): Validator | undefined {
+  if (!tool.inputSchema) return undefined;
+  let compiled: Promise<Validator | undefined> | undefined;
+  return async (args) => {
+    compiled ??= argsValidator(tool, undefined, owner);
+    return (await compiled)?.(args);
+  };
+}
+
 export class Registry {
   readonly extensions: LoadedExtension[] = [];
   readonly failures: { file: string; error: string }[] = [];
@@ -55,7 +65,9 @@ export class Registry {
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
 
-  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY) {}
+  /** `lazySchemas`: compile a tool's inputSchema on its first call instead of at load (a one-shot `kiln run`
+   *  calls few tools; a server compiles them all at load, so a bad schema fails its file there). */
+  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {}
 
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */
@@ -97,8 +109,10 @@ export class Registry {
   }
 
   private async add(ext: LoadedExtension): Promise<void> {
-    const ajv = await newAjv(); // one per extension: its $ids are its own
-    const validators = await Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajv, ext.file)));
+    const validators = this.lazySchemas ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.file)) : await (async () => {
+      const ajv = await newAjv(); // one per extension: its $ids are its own
+      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajv, ext.file)));
+    })();
     this.extensions.push(ext);
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
       const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;

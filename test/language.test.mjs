@@ -100,3 +100,17 @@ out`);
   assert.ok(out['sem.busy'] >= 30, `a busy-wait waits (${out['sem.busy']} ms)`);
   assert.equal(out['sem.tostr'], 1, 'a template literal calls toString');
 });
+
+test('a tool that fails inside plugins[...] shows the callee\'s own frames, mapped to its source', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'callee.ts'), `function deep(n: number): number {\n  if (n > 1) throw new RangeError('callee failed');\n  return deep(n + 1);\n}\ndefineTool({ name: 'callee.fail', handler: () => deep(0) });\n`);
+  writeFileSync(join(dir, 'caller.ts'), `defineTool({ name: 'caller.go', handler: async () => {\n  try { return await plugins['callee.fail']({}); } catch (e: any) { return { name: e.name, message: e.message, stack: e.stack }; }\n} });\n`);
+  writeFileSync(join(dir, 's.js'), "await plugins['caller.go']({})");
+  const r = await kiln(['run', join(dir, 's.js'), join(dir, 'callee.ts'), join(dir, 'caller.ts')], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const e = JSON.parse(r.stdout);
+  assert.deepEqual([e.name, e.message], ['RangeError', 'callee failed']);
+  assert.match(e.stack, /^\s+at deep \(callee\.ts:2:\d+\)\n\s+at deep \(callee\.ts:3:\d+\)/);
+  assert.match(e.stack, /at handler \(callee\.ts:5:\d+\)/);
+  assert.doesNotMatch(e.stack, /kiln:prelude|bundle:/);
+});

@@ -97,6 +97,9 @@ const OUT_OF_MEMORY = /^InternalError: out of memory/;
 let nextInvocation = 1;
 
 function errorText(e: unknown): string {
+  // A tool called through plugins[...] failed: the caller gets the callee's own "Name: message\nstack" (its
+  // frames already mapped to the callee's sources), so the caller's error shows where it really failed.
+  if (e instanceof ToolError) return e.detail;
   if (e instanceof KilnError) return `${e.name}: ${e.message}`;
   if (e instanceof Error) return `Error: ${e.message}`;
   return `Error: ${String(e)}`;
