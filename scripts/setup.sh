@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc and
-# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the process reaper; the engine build.
-# `npm test`, `npm run demo` and `npm run bench` run it first.
+# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the process reaper; the engine build;
+# the Python environment build/py (scripts/setup-python.sh). `npm test`, `npm run demo` and `npm run bench` run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,3 +31,5 @@ if [ ! -x build/kiln-reaper ] || [ host/capabilities/reaper.c -nt build/kiln-rea
   "$cc" -O2 -Wall -o build/kiln-reaper host/capabilities/reaper.c >&2
 fi
 node scripts/build-engine.mjs >&2
+# Python with wasmtime and wasm-tools, for the portability test (test/wasmtime.test.mjs).
+bash scripts/setup-python.sh
