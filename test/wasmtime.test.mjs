@@ -118,55 +118,6 @@ test('the Python host enforces the limits the Node host does: a deadline (runtim
   assert.match(nodeHog.error, /^MemoryLimitError: /);
 });
 
-// The next contract, kiln:extension@0.2.0, moves the bytecode out of the component into a `kiln-image`
-// section handed to `guest.load(config, image)`. A fake 0.2.0 engine (test/wasmtime/fake-engine-0.2.0.wat,
-// embedded with the WIT below) returns the image as its manifest; its tools echo their arguments, spin
-// without polling `runtime.interrupted`, or grow memory until refused.
-async function fakeEngine020() {
-  const wit = readFileSync(join(root, 'wit/kiln.wit'), 'utf8')
-    .replace('package kiln:extension@0.1.0;', 'package kiln:extension@0.2.0;')
-    .replace('load: func(config: json) -> result<json, string>;', 'load: func(config: json, image: list<u8>) -> result<json, string>;');
-  assert.match(wit, /package kiln:extension@0\.2\.0;/);
-  assert.match(wit, /load: func\(config: json, image: list<u8>\)/);
-  writeFileSync(join(dir, 'kiln-0.2.0.wit'), wit);
-  const core = join(dir, 'fake-core.wasm'), component = join(dir, 'fake-component.wasm');
-  for (const args of [['component', 'embed', join(dir, 'kiln-0.2.0.wit'), join(root, 'test/wasmtime/fake-engine-0.2.0.wat'), '-o', core], ['component', 'new', core, '-o', component]]) {
-    const r = await run(wasmTools, args);
-    assert.equal(r.code, 0, r.stderr);
-  }
-  return readFileSync(component);
-}
-
-const enc = (v) => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
-
-test('host.py speaks kiln:extension@0.2.0 when the component does: the kiln-image section goes to load', async () => {
-  const engine = await fakeEngine020();
-  const tools = ['fake.echo', 'fake.spin', 'fake.grow'].map((name) => ({ name, exposeAsTool: true, timeoutMs: 200 }));
-  const manifest = { format: 1, engine: '0'.repeat(64), source: { name: 'fake.ts', sha256: '0'.repeat(64) }, tools: tools.map((t) => ({ ...t, allow: { commands: {}, net: [] } })), steps: 0 };
-  const image = { tools, steps: 0 };
-  const artifact = join(dir, 'fake-0.2.0.wasm');
-  writeFileSync(artifact, concat([engine, customSection('kiln-manifest', enc(manifest)), customSection('kiln-image', enc(image))]));
-  built.fake = artifact;
-  const r = await pyCall(artifact, 'fake.echo', { echo: [1, 'two'] });
-  assert.equal(r.out.error, undefined, r.stderr);
-  assert.deepEqual(r.out.loaded, image, 'the image reached guest.load intact');
-  assert.deepEqual(r.out.result, { echo: [1, 'two'] });
-  assert.match(r.stderr, /kiln:extension\/guest@0\.2\.0: load\(config, image\), image of \d+ bytes/);
-
-  // Code that never asks runtime.interrupted is trapped by the epoch backstop; the store's limiter caps memory.
-  const [spin, grow] = await Promise.all([pyCall(artifact, 'fake.spin', {}), pyCall(artifact, 'fake.grow', {})]);
-  assert.match(spin.out.error, /^TimeoutError: /);
-  assert.deepEqual([grow.out.error, grow.out.result], [undefined, 'capped']);
-
-  // The same component without its image, and a 0.1.0 artifact given one, are refused before anything runs.
-  const noImage = join(dir, 'fake-no-image.wasm');
-  writeFileSync(noImage, concat([engine, customSection('kiln-manifest', enc(manifest))]));
-  assert.match((await pyCall(noImage, 'fake.echo', {})).out.error, /^ExtensionLoadError: .*takes an image, but the artifact has no kiln-image section/);
-  const stray = join(dir, 'hello-with-image.wasm');
-  writeFileSync(stray, concat([readFileSync(built.hello), customSection('kiln-image', enc(image))]));
-  assert.match((await pyCall(stray, 'hello.greet', {})).out.error, /^ExtensionLoadError: the artifact has a kiln-image section, but its engine's load takes no image/);
-});
-
 test('wasm-tools validates the engine and every artifact this test built', async () => {
   const files = [join(root, 'build/engine/engine.wasm'), ...Object.values(built)];
   assert.ok(files.length >= 4, `artifacts built: ${Object.keys(built).join(', ')}`);

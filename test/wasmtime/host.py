@@ -25,10 +25,9 @@ tool's timeoutMs, else 30 s), signalled through runtime.interrupted and backed b
 interruption for code that never polls; linear memory is capped by the store's limiter; at most 1024
 operations in flight; and the tools the guest registers must be the ones its manifest declares.
 
-Two versions of the contract are understood. kiln:extension@0.1.0: the bytecode is sealed into the
-component and `guest.load(config)` takes one argument. @0.2.0: the bytecode travels in the artifact's
-`kiln-image` custom section and `guest.load(config, image)` takes it as a second argument. The version is
-read from the component's own imports and exports; the image is passed when `load` takes two parameters.
+The contract is kiln:extension@0.2.0: the extension's bytecode travels in the artifact's `kiln-image`
+custom section and `guest.load(config, image)` takes it; the component itself is kiln's engine, the same
+bytes for every artifact. A component that imports another version of the contract is refused.
 """
 import heapq
 import json
@@ -44,7 +43,8 @@ from wasmtime.component import Component, Linker, Variant
 
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
-MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, image slot
+CONTRACT = "0.2.0"
+MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
 VARS_LIMITS = {"key_bytes": 1024, "value_bytes": 1024 * 1024, "keys": 10_000}
@@ -165,7 +165,7 @@ class Host:
             self.tools = {t["name"]: t for t in self.manifest["tools"]}
         except (ValueError, TypeError, KeyError) as e:
             raise HostError(f"ExtensionLoadError: the kiln-manifest section is not a manifest ({e})")
-        self.image = one_section(sections, "kiln-image", required=False)
+        self.image = one_section(sections, "kiln-image", required=True)
 
         config = wasmtime.Config()
         config.epoch_interruption = True  # the backstop for a guest that never asks `interrupted`
@@ -203,17 +203,15 @@ class Host:
     # -- which contract ------------------------------------------------------------------------------
 
     def contract_version(self):
-        """The version of kiln:extension the component was built against, from its own imports."""
+        """The version of kiln:extension the component was built against, from its own imports: 0.2.0."""
         versions = set()
         for name in self.component.type.imports(self.engine):
             m = re.fullmatch(r"kiln:extension/([a-z-]+)(?:@(.+))?", name)
             if m:
                 versions.add(m.group(2) or "")
-        if len(versions) > 1:
-            raise HostError(f"ExtensionLoadError: the component imports several versions of kiln:extension: {sorted(versions)}")
-        if versions:
-            return versions.pop()
-        return "0.2.0" if self.image is not None else "0.1.0"  # imports nothing of kiln: go by the sections
+        if versions != {CONTRACT}:
+            raise HostError(f"ExtensionLoadError: the component imports kiln:extension {sorted(versions)}; this host speaks {CONTRACT}")
+        return CONTRACT
 
     def iface(self, name):
         return f"kiln:extension/{name}@{self.version}" if self.version else f"kiln:extension/{name}"
@@ -366,15 +364,8 @@ class Host:
         return result
 
     def load(self):
-        params = [n for n, _ in self.guest["load"].type(self.store).params]
-        args = [json.dumps(CONFIG)]
-        if len(params) == 2:
-            if self.image is None:
-                raise HostError(f"ExtensionLoadError: {self.iface('guest')}#load takes an image, but the artifact has no kiln-image section")
-            args.append(self.image)
-        elif self.image is not None:
-            raise HostError("ExtensionLoadError: the artifact has a kiln-image section, but its engine's load takes no image")
-        log(f"[host] {self.iface('guest')}: load({', '.join(params)})" + (f", image of {len(self.image)} bytes" if self.image else ""))
+        args = [json.dumps(CONFIG), self.image]
+        log(f"[host] {self.iface('guest')}: load(config, image of {len(self.image)} bytes)")
         self.loading = True
         try:
             outcome = self.enter("load", *args)
