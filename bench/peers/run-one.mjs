@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One workload of one peer, in this process and nothing else: warm-up, then timed iterations (bounded
 // by count and by time), then one JSON line on stdout:
-//   {peer, version, workload, iterations, samplesUs, medianUs, p99Us, rssBytes, answer}
+//   {peer, version, workload, nodeFlags, iterations, samplesUs, medianUs, p99Us, rssBytes, answer}
 //
 //   node bench/peers/run-one.mjs <peer> <workload> [--iterations N] [--warmup N]
 //
@@ -58,7 +58,7 @@ const summarise = (value) => {
 const mod = await import(PEERS[peerName].module);
 const first = await mod.create();
 const cfg = WORKLOADS[workload];
-const out = { peer: peerName, version: mod.version, workload };
+const out = { peer: peerName, version: mod.version, workload, nodeFlags: process.execArgv };
 
 if (workload === 'rss100') {
   first.noop(NOOP_ARGS);
