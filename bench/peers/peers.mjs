@@ -1,5 +1,6 @@
 // The peers and workloads that run-one.mjs and run-all.mjs know, and the Node flags each peer needs.
 export const PEERS = {
+  kiln: { module: './kiln.mjs', nodeFlags: [] },
   'node-vm': { module: './node-vm.mjs', nodeFlags: [] },
   quickjs: { module: './quickjs.mjs', nodeFlags: [] },
   'quickjs-ng': { module: './quickjs-ng.mjs', nodeFlags: [] },
