@@ -11,7 +11,7 @@ const tEngine = performance.now();
 const artifact = await openArtifact(process.argv[2], readFileSync(process.argv[2]), engine);
 const tOpen = performance.now();
 const host = { op: async () => null, vars: { get() {}, set() {}, delete: () => false, keys: () => [] }, log() {} };
-const instance = await GuestInstance.create(engine, artifact.module, host);
+const instance = await GuestInstance.create(engine, artifact.image, host);
 instance.load({ host: 'mcp' });
 const result = await instance.invoke('hello.greet', { name: 'cold' });
 const tEnd = performance.now();

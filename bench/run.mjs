@@ -2,13 +2,11 @@
 // kiln's speed and size, against the targets and against peers measured in the same run.
 // `npm run bench`. Prints a table; nothing here asserts, because these machines are noisy.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { getQuickJS } from 'quickjs-emscripten';
 import { openArtifact } from '../dist/host/artifact.js';
 import { Engine } from '../dist/host/engine/engine.js';
 import { GuestInstance } from '../dist/host/engine/instance.js';
@@ -45,45 +43,75 @@ async function perCall(fn, batch = 2000, batches = 9) {
 // ---- sizes ---------------------------------------------------------------------------------------
 const engineSize = statSync(join(root, 'build/engine/engine.wasm')).size;
 const artifactSize = statSync(artifactFile).size;
-row('engine component', fmtBytes(engineSize), '');
-row('artifact (hello, self-contained)', fmtBytes(artifactSize), '≤ 1.20 MB');
+row('engine component (quickjs-ng + prelude snapshot)', fmtBytes(engineSize), '');
+row('artifact (hello, self-contained)', fmtBytes(artifactSize), '≤ 1.20 MB', `the engine plus ${fmtBytes(artifactSize - engineSize)} of sections`);
 
-// ---- cold start: a fresh process per sample ------------------------------------------------------
-const colds = [];
-for (let i = 0; i < 7; i++) {
-  colds.push(JSON.parse(execFileSync(process.execPath, [join(here, 'cold-start.mjs'), artifactFile], { encoding: 'utf8' })));
-}
-const cold = median(colds.map((c) => c.total));
-const pick = colds.find((c) => c.total === cold);
-row('cold start: artifact file → first result', fmtMs(cold), '≤ 25 ms',
-  `imports ${fmtMs(pick.imports)}, engine ${fmtMs(pick.engine)}, open ${fmtMs(pick.open)}, first call ${fmtMs(pick.firstCall)}`);
+const sessionsArtifact = join(out, 'sessions.wasm');
+execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
 
-// ---- in-process: new session and no-op call --------------------------------------------------------
+// ---- cold start: whole processes, as a user waits for them (hyperfine) -------------------------------
+const ping = join(out, 'ping.js');
+writeFileSync(ping, "await plugins['hello.greet']({ name: 'cold' })\n");
+const hyperfine = (commands) => {
+  const json = join(out, 'hyperfine.json');
+  execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', '30', '--export-json', json, ...commands], { stdio: 'ignore' });
+  return JSON.parse(readFileSync(json, 'utf8')).results.map((r) => ({ median: r.median * 1000, p99: pct(r.times, 0.99) * 1000 }));
+};
+const [coldRun, coldApi, coldQjs, coldNode] = hyperfine([
+  `${process.execPath} ${kiln} run ${ping} ${artifactFile}`,
+  `${process.execPath} ${join(here, 'cold-start.mjs')} ${artifactFile}`,
+  `${process.execPath} ${join(here, 'peers/cold-quickjs.mjs')}`,
+  `${process.execPath} -e 0`,
+]);
+const ms = (x) => `${x.median.toFixed(0)} ms (p99 ${x.p99.toFixed(0)})`;
+row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun), '≤ 90 ms, < quickjs-emscripten',
+  `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
+row('cold start: a script on the host API (load, open, first call)', ms(coldApi), '', 'bench/cold-start.mjs, whole process');
+
+// ---- a warm process: a new session, a second artifact --------------------------------------------------
 const engine = await Engine.load();
 const artifact = await openArtifact(artifactFile, readFileSync(artifactFile), engine);
-const newSession = async () => (await GuestInstance.create(engine, artifact.module, noopHost)).load({ host: 'mcp' });
-const sessionUs = await perCall(newSession, 50, 7);
-const quickjs = await getQuickJS();
-const qjsSessionUs = await perCall(() => { const rt = quickjs.newRuntime(); const ctx = rt.newContext(); ctx.dispose(); rt.dispose(); }, 50, 7);
-const vmSessionUs = await perCall(() => vm.createContext({}), 50, 7);
-row('new session on a loaded artifact', fmtMs(sessionUs / 1000), '≤ 3 ms',
-  `quickjs-emscripten runtime+context ${fmtMs(qjsSessionUs / 1000)}; node:vm context ${fmtMs(vmSessionUs / 1000)}`);
-
-const instance = await GuestInstance.create(engine, artifact.module, noopHost);
+const newSession = async () => (await GuestInstance.create(engine, artifact.image, noopHost)).load({ host: 'mcp' });
+const sessionUs = await perCall(newSession, 100, 9);
+row('new session on a loaded artifact (instantiate + load)', fmtMs(sessionUs / 1000), '≤ 0.5 ms');
+const seconds = [];
+for (let i = 0; i < 9; i++) {
+  seconds.push(JSON.parse(execFileSync(process.execPath, [join(here, 'second-artifact.mjs'), artifactFile, sessionsArtifact], { encoding: 'utf8' })).ms);
+}
+row('second artifact\'s first call in a warm process', `${median(seconds).toFixed(2)} ms`, '≤ 5 ms', 'open + verify + instantiate + load + call; 9 processes');
+const instance = await GuestInstance.create(engine, artifact.image, noopHost);
 instance.load({ host: 'mcp' });
-const noopUs = await perCall(() => instance.invoke('hello.noop', {}));
-const qrt = quickjs.newRuntime();
-const qctx = qrt.newContext();
-const qfn = qctx.unwrapResult(qctx.evalCode('(function noop(a) { return null; })'));
-const qjsCallUs = await perCall(() => {
-  const arg = qctx.newString('{}');
-  qctx.unwrapResult(qctx.callFunction(qfn, qctx.undefined, arg)).dispose();
-  arg.dispose();
-});
-const vmFn = vm.runInContext('(function noop(a) { return null; })', vm.createContext({}));
-const vmCallUs = await perCall(async () => vmFn({}));
-row('no-op tool call, in-process', fmtUs(noopUs), '≤ 20 µs',
-  `quickjs-emscripten sync call ${fmtUs(qjsCallUs)}; node:vm call ${fmtUs(vmCallUs)}`);
+row('no-op tool call, in-process (guest API, see peers below)', fmtUs(await perCall(() => instance.invoke('hello.noop', {}))), '');
+
+// ---- peers: one process per (peer, workload), peers interleaved, equal work (bench/peers/) ----------
+const { PEERS, WORKLOADS } = await import('./peers/peers.mjs');
+const peerNames = Object.keys(PEERS);
+const peerResults = [];
+for (const [k, workload] of Object.keys(WORKLOADS).entries()) {
+  const order = peerNames.map((_, i) => peerNames[(i + k) % peerNames.length]); // rotate who goes first
+  for (const peer of order) {
+    try {
+      const lineOut = execFileSync(process.execPath, [join(here, 'peers/run-one.mjs'), peer, workload], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'] });
+      peerResults.push(JSON.parse(lineOut.trim().split('\n').pop()));
+    } catch (e) {
+      peerResults.push({ peer, workload, error: String(e.message).split('\n')[0] });
+    }
+  }
+}
+const peerRows = [];
+const cell = (r) => !r ? '' : r.error ? 'error' : r.workload === 'rss100' ? fmtBytes(r.rssBytes) :
+  `${r.medianUs >= 1000 ? fmtMs(r.medianUs / 1000) : fmtUs(r.medianUs)} (p99 ${r.p99Us >= 1000 ? fmtMs(r.p99Us / 1000) : fmtUs(r.p99Us)})`;
+for (const workload of Object.keys(WORKLOADS)) {
+  const get = (p) => peerResults.find((r) => r.peer === p && r.workload === workload);
+  const kilnR = get('kiln');
+  const ratio = (p) => {
+    const a = get(p), v = (r) => (r?.workload === 'rss100' ? r.rssBytes : r?.medianUs);
+    return kilnR && a && !a.error && !kilnR.error ? ` ×${(v(a) / v(kilnR)).toFixed(2)}` : '';
+  };
+  peerRows.push([workload, ...peerNames.map((p) => p === 'kiln' ? cell(get(p)) : `${cell(get(p))}${ratio(p)}`)]);
+}
+const answers = Object.keys(WORKLOADS).filter((w) => w !== 'rss100' && w !== 'newInstance')
+  .every((w) => new Set(peerResults.filter((r) => r.workload === w && !r.error).map((r) => JSON.stringify(r.answer))).size === 1);
 
 // ---- over MCP stdio ----------------------------------------------------------------------------------
 async function mcpLatencies(command, args, tool) {
@@ -148,9 +176,6 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   `bare MCP SDK server ${fmtUs(median(sdkRaw))}; kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}`);
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
-const sessionsArtifact = join(out, 'sessions.wasm');
-execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
-
 {
   const srv = await rawServer([sessionsArtifact]);
   await srv.callIn('warm', 'bench.noop');
@@ -194,3 +219,12 @@ console.log(`kiln bench — node ${process.version}, ${new Date().toISOString().
 console.log(line(['metric', 'kiln', 'target', 'peers, same run']));
 console.log(line(widths.map((w) => '-'.repeat(w))));
 for (const r of rows) console.log(line(r));
+
+const pw = [0, ...peerNames.map((_, i) => i + 1)].map((i) => Math.max(...[['workload (median, p99; ×: peer time / kiln time)', ...peerNames], ...peerRows].map((r) => r[i].length)));
+const pline = (r) => `| ${r.map((c, i) => c.padEnd(pw[i])).join(' | ')} |`;
+console.log(`\npeers — equal work, one process per cell, interleaved; ${answers ? 'every peer gave the same answers' : 'PEERS DISAGREE'}`);
+console.log(pline(['workload (median, p99; ×: peer time / kiln time)', ...peerNames]));
+console.log(pline(pw.map((w) => '-'.repeat(w))));
+for (const r of peerRows) console.log(pline(r));
+console.log(`versions: ${peerNames.map((p) => `${p}: ${peerResults.find((r) => r.peer === p && r.version)?.version ?? '?'}`).join('; ')}`);
+writeFileSync(join(out, 'peers.json'), JSON.stringify(peerResults, null, 2));

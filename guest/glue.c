@@ -354,7 +354,7 @@ static int interrupt_handler(JSRuntime *r, void *opaque) {
   return imp_runtime_interrupted() != 0;
 }
 
-extern const char kiln_prelude_source[];
+extern char kiln_prelude_source[]; /* not const: zeroed once evaluated, so the snapshot does not carry it */
 extern const size_t kiln_prelude_length;
 void kiln_seed_random(JSContext *ctx, uint64_t seed); /* added to quickjs.c by scripts/build-engine.mjs */
 
@@ -367,8 +367,20 @@ static void ensure_runtime(void) {
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
   internal = JS_UNDEFINED;
-  factory = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL);
-  if (JS_IsException(factory)) abort(); /* the prelude does not compile: the engine build fails here */
+  /* Compiled, written without its source text (functions keep none for toString) and read back, then run:
+   * the snapshot then holds the prelude's bytecode but neither copy of its source. */
+  JSValue fn = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+  if (JS_IsException(fn)) abort(); /* the prelude does not compile: the engine build fails here */
+  size_t n;
+  uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE);
+  JS_FreeValue(ctx, fn);
+  if (!bc) abort();
+  JSValue stripped = JS_ReadObject(ctx, bc, n, JS_READ_OBJ_BYTECODE);
+  js_free(ctx, bc);
+  if (JS_IsException(stripped)) abort();
+  factory = JS_EvalFunction(ctx, stripped);
+  if (JS_IsException(factory)) abort();
+  memset(kiln_prelude_source, 0, kiln_prelude_length);
 }
 
 /* Zero the stack below the caller: Wizer snapshots all of memory, and the dead frames of the init (clock

@@ -61,13 +61,13 @@ const cfg = WORKLOADS[workload];
 const out = { peer: peerName, version: mod.version, workload, nodeFlags: process.execArgv };
 
 if (workload === 'rss100') {
-  first.noop(NOOP_ARGS);
+  await first.noop(NOOP_ARGS);
   await settle();
   const before = process.memoryUsage.rss();
   const instances = [];
   for (let i = 0; i < cfg.instances; i++) {
     const inst = await first.newInstance();
-    inst.noop(NOOP_ARGS);
+    await inst.noop(NOOP_ARGS);
     instances.push(inst);
   }
   await settle();
@@ -75,7 +75,7 @@ if (workload === 'rss100') {
   Object.assign(out, {
     iterations: cfg.instances, samplesUs: [], medianUs: null, p99Us: null,
     rssBytes: Math.round((after - before) / cfg.instances), rssBeforeBytes: before, rssAfterBytes: after,
-    answer: instances.every((x) => x.noop(NOOP_ARGS).who === 'x') ? `${cfg.instances} instances answer` : 'wrong answer',
+    answer: (await Promise.all(instances.map((x) => x.noop(NOOP_ARGS)))).every((r) => r.who === 'x') ? `${cfg.instances} instances answer` : 'wrong answer',
   });
   for (const inst of instances) inst.dispose();
 } else {
@@ -85,14 +85,15 @@ if (workload === 'rss100') {
     ? async () => {
       const t = performance.now();
       const inst = await first.newInstance();
-      answer = inst.noop(NOOP_ARGS);
+      answer = await inst.noop(NOOP_ARGS);
       const us = (performance.now() - t) * 1000;
       inst.dispose();
       return us;
     }
     : async () => {
       const t = performance.now();
-      answer = first[workload](input);
+      // Awaited on every side: kiln's calls are asynchronous; for a synchronous peer this costs a microtask.
+      answer = await first[workload](input);
       return (performance.now() - t) * 1000;
     };
   const warmup = opt('--warmup') ?? cfg.warmup;

@@ -214,14 +214,33 @@ export function mergeDataSegments(mod: Uint8Array, gap: number): { module: Uint8
       merged.push({ address: seg.address, parts: [seg.bytes], end: seg.address + seg.bytes.length });
     }
   }
-  const total = passive + merged.length;
+  // Memory starts zeroed: runs of at least `gap` zeros (inside merged segments, or Wizer's own) are not written.
+  const pieces: { address: number; bytes: Uint8Array }[] = [];
+  for (const m of merged) {
+    const bytes = concat(m.parts);
+    let i = 0;
+    while (i < bytes.length) {
+      while (i < bytes.length && bytes[i] === 0) i++;
+      if (i >= bytes.length) break;
+      const start = i;
+      let end = i;
+      let j = i;
+      while (j < bytes.length) {
+        if (bytes[j] !== 0) { end = ++j; continue; }
+        let k = j;
+        while (k < bytes.length && bytes[k] === 0) k++;
+        if (k - j >= gap || k === bytes.length) break;
+        j = k;
+      }
+      pieces.push({ address: m.address + start, bytes: bytes.subarray(start, end) });
+      i = end;
+    }
+  }
+  const total = passive + pieces.length;
   const body = concat([
     Uint8Array.from(encodeU32(total)),
     leading,
-    ...merged.map((m) => {
-      const bytes = concat(m.parts);
-      return concat([Uint8Array.of(0x00, 0x41, ...encodeI32(m.address | 0), 0x0b, ...encodeU32(bytes.length)), bytes]);
-    }),
+    ...pieces.map((m) => concat([Uint8Array.of(0x00, 0x41, ...encodeI32(m.address | 0), 0x0b, ...encodeU32(m.bytes.length)), m.bytes])),
   ]);
   const parts: Uint8Array[] = [mod.subarray(0, 8)];
   for (const s of sections(mod)) {

@@ -1,0 +1,20 @@
+// A second artifact's first call in a warm process: the first artifact has loaded and answered (the engine
+// is compiled and its interpreter warm), then the clock runs from opening the second artifact's file to
+// its first result. Prints milliseconds as JSON. Usage: second-artifact.mjs <first.wasm> <second.wasm>
+import { readFileSync } from 'node:fs';
+import { openArtifact } from '../dist/host/artifact.js';
+import { Engine } from '../dist/host/engine/engine.js';
+import { GuestInstance } from '../dist/host/engine/instance.js';
+
+const host = { op: async () => null, vars: { get() {}, set() {}, delete: () => false, keys: () => [] }, log() {} };
+const engine = await Engine.load();
+async function firstCall(file, tool) {
+  const artifact = await openArtifact(file, readFileSync(file), engine);
+  const instance = await GuestInstance.create(engine, artifact.image, host);
+  instance.load({ host: 'mcp' });
+  return instance.invoke(tool, {});
+}
+await firstCall(process.argv[2], 'hello.noop');
+const t = performance.now();
+await firstCall(process.argv[3], 'bench.noop');
+process.stdout.write(JSON.stringify({ ms: performance.now() - t }));
