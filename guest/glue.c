@@ -390,8 +390,33 @@ __attribute__((noinline)) static void scrub_stack(void) {
   memset((uint8_t *)dead, 0, sizeof dead);
 }
 
+/* Zero the allocator's free memory: parsing and compiling the prelude left ~500 KiB of freed but dirty
+ * blocks, which Wizer would write into every engine as data. Take every free block the heap holds (without
+ * growing memory), zero it, and give it back: only the allocator's own bookkeeping stays non-zero. */
+static void scrub_free_memory(void) {
+  void *taken = NULL; /* the blocks taken, chained through their first word */
+  size_t pages = __builtin_wasm_memory_size(0);
+  for (size_t size = 1u << 16; size >= 16; size >>= 2) {
+    for (;;) {
+      void **p = malloc(size);
+      if (!p) break;
+      if (__builtin_wasm_memory_size(0) != pages) { free(p); break; } /* it grew the heap: stop at this size */
+      memset(p, 0, size);
+      *p = taken;
+      taken = p;
+    }
+  }
+  while (taken) {
+    void *next = *(void **)taken;
+    *(void **)taken = NULL;
+    free(taken);
+    taken = next;
+  }
+}
+
 __attribute__((export_name("kiln-init"))) void kiln_init(void) {
   ensure_runtime();
+  scrub_free_memory();
   scrub_stack();
 }
 

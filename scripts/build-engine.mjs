@@ -61,7 +61,9 @@ const PATCHES = [
 // other change for wasm32-wasi.
 const QJS_SOURCES = ['quickjs.c', 'libregexp.c', 'libunicode.c', 'dtoa.c'];
 const GLUE_SOURCES = ['glue.c'];
-const CFLAGS = ['--target=wasm32-wasi', '-O2', '-w', '-fno-ident', '-D_GNU_SOURCE'];
+// -Os, not -O2: measured here, the -Os interpreter is both 30 % smaller and faster on call-heavy code (fib
+// 42 -> 30 ms, sort 132 -> 110 ms; sieve, JSON and no-op calls within noise): V8 compiles and tiers less code.
+const CFLAGS = ['--target=wasm32-wasi', '-Os', '-w', '-fno-ident', '-D_GNU_SOURCE'];
 // --max-memory: a hard ceiling on any instance's linear memory (QuickJS's own limit is set lower per
 // extension at load); past it malloc fails inside the guest, never on the host.
 const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-first',
