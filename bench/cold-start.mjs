@@ -1,4 +1,6 @@
 // One cold start, in this fresh process: artifact file → first result. Prints milliseconds as JSON.
+import { setFlagsFromString } from 'node:v8';
+setFlagsFromString('--wasm-tiering-budget=1000000000'); // as the CLI's one-shot commands do (host/cli.ts)
 // The clock starts after Node itself has booted, at the first line kiln runs.
 const t0 = performance.now();
 const { readFileSync } = await import('node:fs');

@@ -14,7 +14,7 @@ import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
 import { GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { argsValidator, newAjv, type Validator } from './schema.js';
+import { argsValidator, cachedValidator, newAjv, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
@@ -47,12 +47,12 @@ function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
 }
 
 
-/** A validator compiled on first use (with an ajv of its own: ajv loads only if a tool with a schema runs). */
+/** A validator made on first use, from the cache of compiled validators (schema.ts: cachedValidator). */
 function lazyValidator(tool: ToolManifest, owner: string): Validator | undefined {
   if (!tool.inputSchema) return undefined;
   let compiled: Promise<Validator | undefined> | undefined;
   return async (args) => {
-    compiled ??= argsValidator(tool, undefined, owner);
+    compiled ??= cachedValidator(tool, owner);
     return (await compiled)?.(args);
   };
 }

@@ -8,8 +8,13 @@
 //    thread under a deadline (schema-worker.ts); past it the worker is replaced and the call refused. Every
 //    other schema is validated inline (linear in the arguments).
 //  - A schema's size and depth are capped where the manifest is read (manifest.ts).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { Ajv as AjvType } from 'ajv';
 import { InvalidArgumentsError } from './errors.js';
+import { repoRoot } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { SlowValidation } from './schema-worker.js';
 
@@ -73,4 +78,49 @@ export async function argsValidator(tool: ToolManifest, ajv?: AjvType, owner = '
 export function closeValidation(): void {
   slow?.close();
   slow = undefined;
+}
+
+const load = createRequire(import.meta.url);
+/** Where compiled validators are kept between processes (ajv's standalone code, one file per schema). */
+export const VALIDATOR_CACHE = join(repoRoot, 'build', 'cache', 'validators');
+
+/** ajv's errorsText(errors, { dataVar: 'args' }), without an Ajv instance. */
+function errorsText(errors: { instancePath: string; message?: string }[] | null | undefined): string {
+  if (!errors?.length) return 'No errors';
+  return errors.map((e) => `args${e.instancePath} ${e.message}`).join(', ');
+}
+
+/**
+ * A tool's validator for a one-shot process: ajv's standalone code for its schema, from VALIDATOR_CACHE, made
+ * and stored on a miss. A `kiln run` then loads no ajv at all for a schema it has seen before (ajv's ~60 ms
+ * of loading and compiling is most of a short script's own time). The cache is keyed by the schema and
+ * ajv's version; what it holds is code ajv generated, as `compile` generates on every load in the server.
+ * Slow schemas keep the worker path (argsValidator).
+ */
+export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<Validator | undefined> {
+  if (!tool.inputSchema) return undefined;
+  if (slowSchema(tool.inputSchema)) return argsValidator(tool, undefined, owner);
+  const version = JSON.parse(readFileSync(load.resolve('ajv/package.json'), 'utf8')).version as string;
+  const key = createHash('sha256').update(JSON.stringify({ ajv: version, options: 'strict:false,allErrors', schema: tool.inputSchema })).digest('hex');
+  const file = join(VALIDATOR_CACHE, `${key}.cjs`);
+  if (!existsSync(file)) {
+    const { Ajv } = await import('ajv');
+    const standalone = (await import('ajv/dist/standalone/index.js')).default as unknown as (ajv: AjvType, v: unknown) => string;
+    const ajv = new Ajv({ strict: false, allErrors: true, code: { source: true } });
+    if (!ajv.validateSchema(tool.inputSchema)) {
+      throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
+    }
+    let code: string;
+    try {
+      code = standalone(ajv, ajv.compile(tool.inputSchema));
+    } catch (e: any) {
+      throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
+    }
+    mkdirSync(VALIDATOR_CACHE, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, file);
+  }
+  const validate = load(file) as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+  return (args) => (validate(args) ? undefined : errorsText(validate.errors));
 }

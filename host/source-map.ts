@@ -38,8 +38,3 @@ export class StackMapper {
     return m ? this.original(Number(m[1]), m[2] ? Number(m[2]) : 1) : undefined;
   }
 }
-
-/** `text` without the stack frames of kiln's own prelude (the API's insides, not the author's code). */
-export function withoutPreludeFrames(text: string): string {
-  return text.split('\n').filter((l) => !/^\s+at .*[( ]kiln:prelude[:)]/.test(l)).join('\n');
-}

@@ -1,9 +1,9 @@
 // The command line: help for every subcommand, documented exit codes, --version.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { kiln, root } from './helpers.mjs';
+import { call, kiln, mcp, root, tempDir } from './helpers.mjs';
 
 test('every subcommand has --help (exit 0), and the overview documents the exit codes', async () => {
   for (const cmd of ['build', 'inspect', 'run', 'mcp']) {
@@ -26,4 +26,27 @@ test('a usage error exits 2 with the reason; --version prints the version', asyn
   const v = await kiln(['--version']);
   assert.equal(v.code, 0);
   assert.equal(v.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+});
+
+test('kiln run checks arguments exactly as the server does, with a validator compiled once and then read from the cache', async (t) => {
+  const dir = tempDir(t);
+  // A schema no other test uses, so the first run here compiles it.
+  const marker = `m${process.pid}${Date.now()}`;
+  writeFileSync(join(dir, 'v.ts'), `defineTool({ name: 'v.go', exposeAsTool: true, inputSchema: { type: 'object', properties: { ${marker}: { type: 'integer', minimum: 3 } }, required: ['${marker}'], additionalProperties: false }, handler: ({ args }: any) => args.${marker} * 2 });`);
+  writeFileSync(join(dir, 'bad.js'), `await plugins['v.go']({ ${marker}: 1, extra: true })`);
+  writeFileSync(join(dir, 'good.js'), `await plugins['v.go']({ ${marker}: 4 })`);
+  const { client } = await mcp(t, [join(dir, 'v.ts')]);
+  const server = await call(client, 'v.go', { [marker]: 1, extra: true });
+  assert.equal(server.isError, true);
+  const cacheDir = join(root, 'build/cache/validators');
+  const cached = () => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((f) => readFileSync(join(cacheDir, f), 'utf8').includes(marker)).length : 0);
+  assert.equal(cached(), 0, 'not compiled before');
+  for (const round of ['miss', 'hit']) {
+    const bad = await kiln(['run', join(dir, 'bad.js'), join(dir, 'v.ts')]);
+    assert.equal(bad.code, 1, round);
+    assert.equal(bad.stderr.trim().split('\n')[0], `error: ${server.text.split('\n')[0]}`, `${round}: the same message as the server's`);
+    assert.equal(cached(), 1, `${round}: one compiled validator for the schema`);
+  }
+  const good = await kiln(['run', join(dir, 'good.js'), join(dir, 'v.ts')]);
+  assert.equal(good.stdout.trim(), '8', good.stderr);
 });

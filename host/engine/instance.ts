@@ -18,7 +18,7 @@
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
-import { withoutPreludeFrames } from '../source-map.js';
+import { withoutPreludeFrames } from './prelude-frames.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
