@@ -512,6 +512,8 @@ static tagged_str *module_outcome(JSValue promise) {
   return NULL;
 }
 
+static void cache_internal(void);
+
 EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *image, size_t image_len) {
   enter();
   if (loaded) {
@@ -528,6 +530,7 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *im
   JS_FreeValue(ctx, args[0]);
   JS_FreeValue(ctx, args[1]);
   if (JS_IsException(internal)) { free(module_url); free_owned(image, image_len); return ret_exception(); }
+  cache_internal();
   if (image_len) {
     JSValue r = eval_bytecode(image, image_len, module_url);
     free_owned(image, image_len);
@@ -549,10 +552,18 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *im
 
 POST_RETURN("load") void post_load(tagged_str *r) { free(r->ptr); }
 
-static void call_internal(const char *name, int argc, JSValue *argv) {
-  JSValue fn = JS_GetPropertyStr(ctx, internal, name);
-  JSValue r = JS_Call(ctx, fn, internal, argc, argv);
-  JS_FreeValue(ctx, fn);
+/* The factory's functions, looked up once at load instead of by name on every call. */
+enum { F_INVOKE, F_COMPLETE, F_BEGIN_SCRIPT, F_END_SCRIPT, F_COMPLETE_BYTES, F_COUNT };
+static const char *const internal_names[F_COUNT] = {"invoke", "complete", "beginScript", "endScript", "completeBytes"};
+static JSValue internal_fns[F_COUNT];
+
+static void cache_internal(void) {
+  for (int i = 0; i < F_COUNT; i++) internal_fns[i] = JS_GetPropertyStr(ctx, internal, internal_names[i]);
+  if (JS_HasException(ctx)) JS_FreeValue(ctx, JS_GetException(ctx));
+}
+
+static void call_internal(int which, int argc, JSValue *argv) {
+  JSValue r = JS_Call(ctx, internal_fns[which], internal, argc, argv);
   for (int i = 0; i < argc; i++) JS_FreeValue(ctx, argv[i]);
   if (JS_IsException(r)) {
     size_t n;
@@ -571,7 +582,7 @@ EXPORT("invoke") void exp_invoke(uint32_t inv, char *tool, size_t tool_len, char
   } else {
     JSValue argv[3] = {JS_NewUint32(ctx, inv), JS_NewStringLen(ctx, tool, tool_len),
                        JS_NewStringLen(ctx, args, args_len)};
-    call_internal("invoke", 3, argv);
+    call_internal(F_INVOKE, 3, argv);
   }
   free_owned(tool, tool_len);
   free_owned(args, args_len);
@@ -580,7 +591,7 @@ EXPORT("invoke") void exp_invoke(uint32_t inv, char *tool, size_t tool_len, char
 EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size_t len) {
   if (loaded && !JS_IsUndefined(internal)) {
     JSValue argv[3] = {JS_NewUint32(ctx, op), JS_NewBool(ctx, !is_err), JS_NewStringLen(ctx, p, len)};
-    call_internal("complete", 3, argv);
+    call_internal(F_COMPLETE, 3, argv);
   }
   free_owned(p, len);
 }
@@ -593,20 +604,20 @@ EXPORT("run-script") void exp_run_script(uint32_t inv, uint8_t *bc, size_t bc_le
     return;
   }
   JSValue begin[1] = {JS_NewUint32(ctx, inv)};
-  call_internal("beginScript", 1, begin);
+  call_internal(F_BEGIN_SCRIPT, 1, begin);
   JSValue value = eval_bytecode(bc, bc_len, NULL);
   free_owned(bc, bc_len);
   int ok = !JS_IsException(value);
   if (!ok) value = JS_GetException(ctx);
   JSValue end[3] = {JS_NewUint32(ctx, inv), JS_NewBool(ctx, ok), value};
-  call_internal("endScript", 3, end);
+  call_internal(F_END_SCRIPT, 3, end);
 }
 
 EXPORT("complete-bytes") void exp_complete_bytes(uint32_t op, uint32_t is_err, uint8_t *p, size_t len) {
   if (loaded && !JS_IsUndefined(internal)) {
     JSValue payload = is_err ? JS_NewStringLen(ctx, (const char *)p, len) : JS_NewArrayBufferCopy(ctx, p, len);
     JSValue argv[3] = {JS_NewUint32(ctx, op), JS_NewBool(ctx, !is_err), payload};
-    call_internal("completeBytes", 3, argv);
+    call_internal(F_COMPLETE_BYTES, 3, argv);
   }
   free_owned(p, len);
 }

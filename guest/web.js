@@ -3,7 +3,7 @@
 //
 // Compiled into the same script as prelude.js (scripts/build-engine.mjs wraps both), and installed by it.
 // Nothing here decides anything: every request goes to the host's `http` interface, which checks it.
-// QuickJS 2021 has none of these APIs; they are written to the WHATWG specs as far as extensions need.
+// The engine (quickjs-ng) has none of these APIs; they are written to the WHATWG specs as far as extensions need.
 function kilnInstallWeb(native, config, api) {
   'use strict';
   const { define, startOp, current } = api;

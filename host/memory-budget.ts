@@ -6,7 +6,7 @@
 // reservation is what it can take.
 import { KilnError } from './errors.js';
 
-/** What every guest costs beyond its heap limit: the engine's data, stack and image slot. */
+/** What every guest costs beyond its heap limit: the engine's data and stack, and the image while it is read. */
 export const GUEST_OVERHEAD_BYTES = 8 * 1024 * 1024;
 
 export class MemoryBudgetError extends KilnError {

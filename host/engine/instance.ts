@@ -113,6 +113,10 @@ export function toolError(raw: string): ToolError {
   return new ToolError(nl < 0 ? text : text.slice(0, nl), text);
 }
 
+/** Each engine's spare instance (a promise: it is being made), and the engines that keep one. */
+const spares = new WeakMap<Engine, Promise<GuestInstance | undefined>>();
+const keepingSpares = new WeakSet<Engine>();
+
 export class GuestInstance {
   private guest!: Record<string, any>;
   private readonly running = new Map<number, Running>();
@@ -125,7 +129,10 @@ export class GuestInstance {
   private loading = false;
   /** Set when a handler reported its result after its deadline: the instance is discarded after the run. */
   private overran = false;
-  private readonly logs: LogLimiter<LogLevel>;
+  private host!: InstanceHost;
+  private image: Uint8Array | undefined;
+  private runLimitMs = DEFAULT_RUN_MS;
+  private logs!: LogLimiter<LogLevel>;
   /** The guest's linear memory, and the size past which the instance is discarded (see `enter`). */
   private memory?: WebAssembly.Memory;
   private memoryCeiling = Infinity;
@@ -136,18 +143,45 @@ export class GuestInstance {
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
 
-  private constructor(private readonly host: InstanceHost, private image: Uint8Array | undefined, private readonly runLimitMs: number) {
-    this.logs = new LogLimiter<LogLevel>(GUEST_LOG_BUDGET, (level, message) => host.log(level, message), 'warn');
-  }
+  private constructor() {}
 
   /** `image`: the extension's bytecode (empty for none), handed to the guest at `load`. `runLimitMs`: the
-   *  deadline of guest code that runs for no invocation (the top level, timers). */
+   *  deadline of guest code that runs for no invocation (the top level, timers). Takes the engine's spare
+   *  instance when there is one (see keepSpares). */
   static async create(engine: Engine, image: Uint8Array, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
-    const self = new GuestInstance(host, image, runLimitMs);
+    const spare = spares.get(engine);
+    spares.delete(engine);
+    const self = (spare && (await spare)) || (await GuestInstance.blank(engine));
+    self.host = host;
+    self.image = image;
+    self.runLimitMs = runLimitMs;
+    self.logs = new LogLimiter<LogLevel>(GUEST_LOG_BUDGET, (level, message) => host.log(level, message), 'warn');
+    if (keepingSpares.has(engine)) {
+      // The next spare is made once this turn is over, off the path of the session being created now.
+      setTimeout(() => {
+        if (!spares.has(engine)) spares.set(engine, GuestInstance.blank(engine).catch(() => undefined));
+      }, 0).unref();
+    }
+    return self;
+  }
+
+  /**
+   * Keep one blank instance of `engine` ready, so a new session's guest costs `load` only. Every artifact
+   * runs on the same engine, so one spare serves any extension. A blank instance has run no guest code and
+   * has no host or image until `create` hands it out. For servers (a one-shot process never needs one).
+   */
+  static keepSpares(engine: Engine): void {
+    keepingSpares.add(engine);
+    if (!spares.has(engine)) spares.set(engine, GuestInstance.blank(engine).catch(() => undefined));
+  }
+
+  /** The engine instantiated, its imports bound to an instance that has no host yet. */
+  private static async blank(engine: Engine): Promise<GuestInstance> {
+    const self = new GuestInstance();
     const main = engine.main;
     const exports = await engine.instantiate(
       engine.moduleSet(),
-      { ...wasiImports((stream, text) => host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
+      { ...wasiImports((stream, text) => self.host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
       (m, i) => {
         const instance = new WebAssembly.Instance(m, i);
         if (m === main) self.memory = instance.exports.memory as WebAssembly.Memory;
@@ -343,7 +377,6 @@ export class GuestInstance {
 
   private imports(): Record<string, unknown> {
     const op = (kind: OpKind) => (inv: number, request: string) => this.startOp(kind, inv, request);
-    const vars = this.host.vars;
     return {
       'kiln:extension/commands': {
         run: op('commands.run'), start: op('commands.start'), status: op('commands.status'), stop: op('commands.stop'),
@@ -357,16 +390,16 @@ export class GuestInstance {
       'kiln:extension/browser': { call: op('browser.call') },
       'kiln:extension/plugins': { call: op('plugins.call') },
       'kiln:extension/vars': {
-        get: (k: string) => vars.get(k),
+        get: (k: string) => this.host.vars.get(k),
         set: (k: string, v: string) => {
           try {
-            vars.set(k, v);
+            this.host.vars.set(k, v);
           } catch (e) {
             throw { payload: e instanceof Error ? e.message : String(e) };
           }
         },
-        delete: (k: string) => vars.delete(k),
-        keys: () => vars.keys(),
+        delete: (k: string) => this.host.vars.delete(k),
+        keys: () => this.host.vars.keys(),
       },
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),

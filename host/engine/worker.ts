@@ -48,6 +48,7 @@ if (parentPort && workerData?.kilnWorker) {
   const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
   // The engine modules the main thread compiled: this thread instantiates them without compiling again.
   const engine = await Engine.load(workerData.engineDir, workerData.modules);
+  GuestInstance.keepSpares(engine); // a new session's guest on this thread costs its load only
   const varsBySession = new Map<string, Map<string, string>>();
   const varsOf = (session: string) => {
     let v = varsBySession.get(session);

@@ -7,6 +7,7 @@ import { LogLimiter } from '../log-limiter.js';
 import { printable } from '../terminal.js';
 import type { Registry } from '../registry.js';
 import { ScriptRunner } from '../scripts.js';
+import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
@@ -73,6 +74,9 @@ export class McpHost {
       (session, ext, level, message) => this.log(`[${session} ${ext.artifact.manifest.source.name} ${level}] ${message}`),
       registry.policy, registry.policy.sessions,
     );
+    // A server keeps a blank engine instance ready, so a new session's guest costs its load only (with
+    // worker isolation, each worker keeps its own: engine/worker.ts).
+    if (registry.policy.sessions.isolation === 'inline') GuestInstance.keepSpares(registry.engine);
     this.scripts = new ScriptRunner(registry);
   }
 
