@@ -66,8 +66,12 @@ void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
 /* ---- QuickJS state ---------------------------------------------------------------------------- */
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue factory;  /* the prelude's value, evaluated in the snapshot: (natives, config) -> internal */
-static JSValue internal; /* what the factory returned: { invoke, complete, manifest, ... } */
+static JSValue internal; /* what the prelude's factory returned, in the snapshot: { configure, invoke, ... } */
+/* The factory's functions, looked up once instead of by name on every call. */
+enum { F_CONFIGURE, F_INVOKE, F_COMPLETE, F_BEGIN_SCRIPT, F_END_SCRIPT, F_COMPLETE_BYTES, F_COUNT };
+static const char *const internal_names[F_COUNT] = {"configure", "invoke", "complete", "beginScript", "endScript", "completeBytes"};
+static JSValue internal_fns[F_COUNT];
+static void cache_internal(void);
 static int loaded;
 static int entered;      /* the first export call has set up what the snapshot could not */
 
@@ -366,7 +370,6 @@ static void ensure_runtime(void) {
   JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
-  internal = JS_UNDEFINED;
   /* Compiled, written without its source text (functions keep none for toString) and read back, then run:
    * the snapshot then holds the prelude's bytecode but neither copy of its source. */
   JSValue fn = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
@@ -378,9 +381,16 @@ static void ensure_runtime(void) {
   JSValue stripped = JS_ReadObject(ctx, bc, n, JS_READ_OBJ_BYTECODE);
   js_free(ctx, bc);
   if (JS_IsException(stripped)) abort();
-  factory = JS_EvalFunction(ctx, stripped);
+  JSValue factory = JS_EvalFunction(ctx, stripped);
   if (JS_IsException(factory)) abort();
   memset(kiln_prelude_source, 0, kiln_prelude_length);
+  /* The factory installs the whole guest API now, once: an instance only configures it at load. */
+  JSValue natives = make_natives();
+  internal = JS_Call(ctx, factory, JS_UNDEFINED, 1, &natives);
+  JS_FreeValue(ctx, natives);
+  JS_FreeValue(ctx, factory);
+  if (JS_IsException(internal)) abort();
+  cache_internal();
 }
 
 /* Zero the stack below the caller: Wizer snapshots all of memory, and the dead frames of the init (clock
@@ -512,8 +522,6 @@ static tagged_str *module_outcome(JSValue promise) {
   return NULL;
 }
 
-static void cache_internal(void);
-
 EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *image, size_t image_len) {
   enter();
   if (loaded) {
@@ -524,13 +532,12 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *im
   loaded = 1;
   /* The heap limit comes from the host's config; apply it before any extension code runs. */
   char *module_url = apply_config(config, config_len);
-  JSValue args[2] = {make_natives(), JS_NewStringLen(ctx, config, config_len)};
+  JSValue cfg = JS_NewStringLen(ctx, config, config_len);
   free_owned(config, config_len);
-  internal = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
-  JS_FreeValue(ctx, args[0]);
-  JS_FreeValue(ctx, args[1]);
-  if (JS_IsException(internal)) { free(module_url); free_owned(image, image_len); return ret_exception(); }
-  cache_internal();
+  JSValue r = JS_IsFunction(ctx, internal_fns[F_CONFIGURE]) ? JS_Call(ctx, internal_fns[F_CONFIGURE], internal, 1, &cfg) : JS_UNDEFINED;
+  JS_FreeValue(ctx, cfg);
+  if (JS_IsException(r)) { free(module_url); free_owned(image, image_len); return ret_exception(); }
+  JS_FreeValue(ctx, r);
   if (image_len) {
     JSValue r = eval_bytecode(image, image_len, module_url);
     free_owned(image, image_len);
@@ -551,11 +558,6 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *im
 }
 
 POST_RETURN("load") void post_load(tagged_str *r) { free(r->ptr); }
-
-/* The factory's functions, looked up once at load instead of by name on every call. */
-enum { F_INVOKE, F_COMPLETE, F_BEGIN_SCRIPT, F_END_SCRIPT, F_COMPLETE_BYTES, F_COUNT };
-static const char *const internal_names[F_COUNT] = {"invoke", "complete", "beginScript", "endScript", "completeBytes"};
-static JSValue internal_fns[F_COUNT];
 
 static void cache_internal(void) {
   for (int i = 0; i < F_COUNT; i++) internal_fns[i] = JS_GetPropertyStr(ctx, internal, internal_names[i]);

@@ -1,13 +1,13 @@
 // The kiln prelude: the JavaScript API an extension sees inside the guest.
 //
-// This script evaluates to a factory. The engine calls it once per instance with the native bridge
-// (guest/glue.c) and the load config, before the extension's module runs. The natives stay in this
+// This script evaluates to a factory. The engine calls it once, in its snapshot, with the native bridge
+// (guest/glue.c); at load it calls configure(config) on what the factory returned, before the extension's
+// module runs. Nothing the factory does may depend on the instance: that is configure's. The natives stay in this
 // closure; nothing of the bridge is placed on globalThis. Nothing here is trusted by the host: every
 // capability call is checked on the host side of the WIT boundary.
-(function kilnPrelude(native, configJson) {
+(function kilnPrelude(native) {
   'use strict';
-  const config = JSON.parse(configJson);
-  const host = config.host;
+  const config = {}; // filled by configure() at load
   const tools = new Map(); // name -> { manifest, handler }
   const steps = []; // BDD registrations, recorded for the bdd host
   const pending = new Map(); // op id -> { inv, resolve, reject }
@@ -92,10 +92,6 @@
     keys: () => native.varsKeys(),
   }));
 
-  // ---- the host marker ---------------------------------------------------------------------------
-  const marker = Object.freeze({ host, version: '0.1.0' });
-  define('kiln', marker);
-  define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
 
   // ---- defineTool and plugins --------------------------------------------------------------------
   function fail(msg) { throw new TypeError(`defineTool: ${msg}`); }
@@ -133,7 +129,7 @@
   }));
 
   // ---- the web platform (web.js): fetch, URL, streams, process, ... ------------------------------
-  const web = kilnInstallWeb(native, config, { define, startOp, current: () => current });
+  const web = kilnInstallWeb(native, { define, startOp, current: () => current });
 
   // ---- BDD registration surface (recorded; consumed by the bdd host) -----------------------------
   const record = (kind) => (...a) => { steps.push({ kind, pattern: typeof a[0] === 'string' ? a[0] : String(a[0]) }); };
@@ -204,6 +200,14 @@
 
   // ---- what the engine calls -----------------------------------------------------------------------
   return {
+    // The per-instance part of the prelude, at load: the config, the host marker, `process`, `performance`.
+    configure(configJson) {
+      Object.assign(config, JSON.parse(configJson));
+      const marker = Object.freeze({ host: config.host, version: '0.1.0' });
+      define('kiln', marker);
+      define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
+      web.configure(config);
+    },
     manifest() {
       return JSON.stringify({ tools: [...tools.values()].map((t) => t.manifest), steps: steps.length });
     },
