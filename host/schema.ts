@@ -116,10 +116,15 @@ export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<V
     } catch (e: any) {
       throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
     }
-    mkdirSync(VALIDATOR_CACHE, { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, code);
-    renameSync(tmp, file);
+    try {
+      mkdirSync(VALIDATOR_CACHE, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, code);
+      renameSync(tmp, file);
+    } catch {
+      // A read-only installation: validate with this process's own compile, as a server does.
+      return argsValidator(tool, ajv, owner);
+    }
   }
   const validate = load(file) as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
   return (args) => (validate(args) ? undefined : errorsText(validate.errors));

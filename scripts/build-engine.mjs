@@ -124,7 +124,7 @@ function inputsHash() {
   for (const f of files) h.update(f).update(readFileSync(join(root, f)));
   if (preludeOverride) h.update('prelude').update(readFileSync(preludeOverride));
   const version = (p) => JSON.parse(readFileSync(join(root, 'node_modules', p, 'package.json'), 'utf8')).version;
-  h.update(JSON.stringify({ jco: version('@bytecodealliance/jco'), wizer: version('@bytecodealliance/wizer'), clang: execFileSync('clang', ['--version']).toString().split('\n')[0] }));
+  h.update(JSON.stringify({ jco: version('@bytecodealliance/jco'), wizer: version('@bytecodealliance/wizer-linux-x64'), clang: execFileSync('clang', ['--version']).toString().split('\n')[0] }));
   return h.digest('hex');
 }
 
@@ -274,7 +274,7 @@ function preludeC(source) {
 
 function wizerBinary() {
   const bin = join(root, 'node_modules/@bytecodealliance/wizer-linux-x64/wizer');
-  if (!existsSync(bin)) throw new Error(`no Wizer binary at ${bin}: run npm ci (the package @bytecodealliance/wizer carries it)`);
+  if (!existsSync(bin)) throw new Error(`no Wizer binary at ${bin}: run npm ci (the optional package @bytecodealliance/wizer-linux-x64 carries it; the engine is built on x86-64 Linux)`);
   return bin;
 }
 

@@ -87,4 +87,9 @@ test('inline isolation (guests on the server thread) keeps the same semantics', 
   assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 1 });
   assert.match((await call(client, 'lim.spin')).text, /^TimeoutError/);
   assert.deepEqual((await call(client, 'lim.state')).json, { globals: 1, vars: 2 });
+  // New sessions take the server's spare engine instance: each still starts with fresh globals and vars.
+  for (const s of ['s1', 's2', 's3']) {
+    assert.deepEqual((await call(client, 'lim.state', {}, { session: s })).json, { globals: 1, vars: 1 }, s);
+    await new Promise((r) => setTimeout(r, 20)); // let the next spare be made
+  }
 });
