@@ -148,22 +148,23 @@
   }
 
   // The context's capability objects are made on first use: most handlers touch one of them, or none.
-  function makeContext(inv, args) {
-    let commands, request, page, context;
-    return {
-      args,
-      get commands() {
-        return (commands ??= Object.freeze({
-          run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
-          start: (name) => hostCall(native.commandsStart, inv, { name }),
-          status: (name) => hostCall(native.commandsStatus, inv, { name }),
-          stop: (name) => hostCall(native.commandsStop, inv, { name }),
-        }));
-      },
-      get request() { return (request ??= web.requestClient(() => inv)); },
-      get page() { return config.browser ? (page ??= browserHandle(inv, 'page')) : undefined; },
-      get context() { return config.browser ? (context ??= browserHandle(inv, 'context')) : undefined; },
-    };
+  // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
+  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
+  class HandlerContext {
+    #inv; #commands; #request; #page; #context;
+    constructor(inv, args) { this.#inv = inv; this.args = args; }
+    get commands() {
+      const inv = this.#inv;
+      return (this.#commands ??= Object.freeze({
+        run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
+        start: (name) => hostCall(native.commandsStart, inv, { name }),
+        status: (name) => hostCall(native.commandsStatus, inv, { name }),
+        stop: (name) => hostCall(native.commandsStop, inv, { name }),
+      }));
+    }
+    get request() { const inv = this.#inv; return (this.#request ??= web.requestClient(() => inv)); }
+    get page() { return config.browser ? (this.#page ??= browserHandle(this.#inv, 'page')) : undefined; }
+    get context() { return config.browser ? (this.#context ??= browserHandle(this.#inv, 'context')) : undefined; }
   }
 
   function errorText(e) {
@@ -219,7 +220,7 @@
       try { args = JSON.parse(argsJson); } catch (e) { native.finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
-        result = tool.handler(makeContext(inv, args));
+        result = tool.handler(new HandlerContext(inv, args));
       } catch (e) {
         native.finish(inv, false, errorText(e));
         return;

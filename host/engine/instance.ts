@@ -261,11 +261,15 @@ export class GuestInstance {
 
   /** No call is in flight (or the instance is gone): nothing it started may go on. */
   private cancelIdleWork(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
-    const ops = [...this.ops.values()];
-    this.ops.clear();
-    for (const o of ops) o.abort.abort();
+    if (this.timers.size) {
+      for (const t of this.timers.values()) clearTimeout(t);
+      this.timers.clear();
+    }
+    if (this.ops.size) {
+      const ops = [...this.ops.values()];
+      this.ops.clear();
+      for (const o of ops) o.abort.abort();
+    }
     this.logs.flush();
   }
 
