@@ -47,14 +47,26 @@ function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
 }
 
 
-/** A validator made on first use, from the cache of compiled validators (schema.ts: cachedValidator). */
-function lazyValidator(tool: ToolManifest, owner: string): Validator | undefined {
+/** A validator made on first use, from the cache of compiled validators (schema.ts: cachedValidator). A schema
+ *  that names other schemas (`$id`, or a `$ref` outside itself) is compiled as the server compiles it, in one
+ *  Ajv with the rest of its extension's schemas, so `kiln run` accepts exactly what `kiln mcp` accepts. */
+function lazyValidator(tool: ToolManifest, tools: ToolManifest[], owner: string): Validator | undefined {
   if (!tool.inputSchema) return undefined;
   let compiled: Promise<Validator | undefined> | undefined;
+  const make = async () => {
+    if (!crossReferences(tool.inputSchema)) return cachedValidator(tool, owner);
+    const ajv = await newAjv();
+    const all = await Promise.all(tools.map((t) => argsValidator(t, ajv, owner)));
+    return all[tools.indexOf(tool)];
+  };
   return async (args) => {
-    compiled ??= cachedValidator(tool, owner);
+    compiled ??= make();
     return (await compiled)?.(args);
   };
+}
+
+function crossReferences(schema: unknown): boolean {
+  return JSON.stringify(schema).match(/"\$id"|"\$ref":"(?!#)/) !== null;
 }
 
 export class Registry {
@@ -109,7 +121,7 @@ export class Registry {
   }
 
   private async add(ext: LoadedExtension): Promise<void> {
-    const validators = this.lazySchemas ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.file)) : await (async () => {
+    const validators = this.lazySchemas ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools, ext.file)) : await (async () => {
       const ajv = await newAjv(); // one per extension: its $ids are its own
       return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajv, ext.file)));
     })();

@@ -50,3 +50,16 @@ test('kiln run checks arguments exactly as the server does, with a validator com
   const good = await kiln(['run', join(dir, 'good.js'), join(dir, 'v.ts')]);
   assert.equal(good.stdout.trim(), '8', good.stderr);
 });
+
+test('kiln run accepts a schema that refers to another tool\'s $id, as the server does', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'r.ts'), `defineTool({ name: 'r.base', inputSchema: { $id: 'urn:kiln-test:point', type: 'object', properties: { x: { type: 'number' } }, required: ['x'] }, handler: () => 1 });
+defineTool({ name: 'r.use', inputSchema: { type: 'object', properties: { p: { $ref: 'urn:kiln-test:point' } }, required: ['p'] }, handler: ({ args }: any) => args.p.x + 1 });`);
+  writeFileSync(join(dir, 'ok.js'), "await plugins['r.use']({ p: { x: 41 } })");
+  writeFileSync(join(dir, 'bad.js'), "await plugins['r.use']({ p: { x: 'no' } })");
+  const ok = await kiln(['run', join(dir, 'ok.js'), join(dir, 'r.ts')]);
+  assert.equal(ok.stdout.trim(), '42', ok.stderr);
+  const bad = await kiln(['run', join(dir, 'bad.js'), join(dir, 'r.ts')]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /InvalidArgumentsError: arguments for "r.use" do not match its inputSchema: args\/p\/x must be number/);
+});

@@ -14,7 +14,6 @@ import { EngineError } from '../errors.js';
 import { engineDir } from '../paths.js';
 import { coreModules, moduleBytes, readCustomName, sections, WasmFormatError } from './wasm-binary.js';
 
-export const KILN_SECTION_PREFIX = 'kiln-';
 export const IMAGE_SECTION = 'kiln-image';
 /** The custom sections an artifact may carry after the engine, and how many of each. */
 const ARTIFACT_SECTIONS: Record<string, { min: number; max: number }> = {
