@@ -23,6 +23,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund >&2
 fi
 npx --no-install tsc -p tsconfig.json >&2
+node scripts/bundle-cli.mjs >&2 # the command line as a few chunks (bin/kiln.js prefers them when fresh)
 # The process reaper every command runs under (host/capabilities/reaper.c): built with the system compiler.
 if [ ! -x build/kiln-reaper ] || [ host/capabilities/reaper.c -nt build/kiln-reaper ]; then
   mkdir -p build

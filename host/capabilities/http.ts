@@ -9,9 +9,8 @@
 //    `maxResponseBytes` the body is destroyed and the read fails. Nothing is buffered whole on the host.
 //  - A body belongs to the extension whose handler fetched it; no other extension can read it.
 //  - Cookies are kept per session, shared by `fetch` and `request`, and sent only where RFC 6265 says.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import type { CookieJar } from 'tough-cookie';
 import type { Agent } from 'undici';
@@ -74,6 +73,11 @@ function headerPairs(raw: Record<string, string | string[] | undefined>): [strin
 }
 
 const load = createRequire(import.meta.url);
+// node:dns and node:http load with the first request, as undici does: `kiln run` of a script that fetches
+// nothing never pays for them.
+const dnsLookup = (hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+  (load('node:dns') as typeof import('node:dns')).lookup(hostname, { ...options, all: true }, callback);
+const statusText = (code: number): string => (load('node:http') as typeof import('node:http')).STATUS_CODES[code] ?? '';
 
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
 /** One per (session, extension file): its cookie jar, its open bodies and its in-flight count belong to that
@@ -100,7 +104,7 @@ export class HttpSession {
       connect: {
         // Check the resolved address inside the connection's own lookup: what is checked is what is used.
         lookup: (hostname: string, options: any, callback: any) => {
-          dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+          dnsLookup(hostname, options, (err, addresses) => {
             if (err) return callback(err);
             const allowed = addresses.filter((a) => addressAllowed(a.address, policy));
             if (allowed.length === 0) {
@@ -194,7 +198,7 @@ export class HttpSession {
         stream.once('close', release);
         return {
           status: res.statusCode,
-          statusText: STATUS_CODES[res.statusCode] ?? '',
+          statusText: statusText(res.statusCode),
           url: url.href,
           redirected: hop > 0,
           headers: resHeaders,

@@ -6,7 +6,7 @@
 // when its next call starts moves to another worker (its guests are recreated there: fresh globals, the same
 // vars), so a spinning guest delays no other session's new calls. The pool grows past its size only while
 // all its workers are busy.
-import { cpus } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { KilnError } from '../errors.js';
 import type { Engine } from './engine.js';
 import { SessionWorker } from './remote.js';
@@ -16,7 +16,7 @@ export const BUSY_MS = 20;
 export class WorkerPool {
   private workers: SessionWorker[] = [];
 
-  constructor(private readonly engine: Engine, readonly size = Math.max(2, cpus().length)) {}
+  constructor(private readonly engine: Engine, readonly size = Math.max(2, availableParallelism())) {}
 
   /** A worker for a session: the least loaded one that is running and not busy (a new one if none is). */
   acquire(): SessionWorker {

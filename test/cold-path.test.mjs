@@ -1,0 +1,35 @@
+// What a one-shot `kiln run` loads: its own bundled modules (scripts/bundle-cli.mjs) and nothing a script that
+// calls an artifact's tool does not use — not the MCP SDK, the bundler, the TypeScript stripper, the schema
+// compiler (once its validator is cached), the HTTP client, the process runner, the source-map reader.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fixtures, kiln, kilnBin, root, tempDir } from './helpers.mjs';
+
+const loaded = (args) => new Promise((resolve, reject) => {
+  execFile(process.execPath, ['--no-warnings', '--loader', join(fixtures, 'trace-loads.mjs'), kilnBin, ...args], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
+    if (err) return reject(new Error(`kiln ${args.join(' ')} failed: ${stderr}`));
+    resolve({ stdout, urls: [...stderr.matchAll(/^kiln-test-load (\S+)$/gm)].map((m) => m[1]) });
+  });
+});
+
+test('kiln run of a script calling an artifact loads the bundled CLI and none of the heavy modules it does not use', async (t) => {
+  const bundle = statSync(join(root, 'dist/cli/cli.js'), { throwIfNoEntry: false });
+  assert.ok(bundle && bundle.mtimeMs >= statSync(join(root, 'dist/host/cli.js')).mtimeMs,
+    'dist/cli/ is missing or older than dist/host/: run `node scripts/bundle-cli.mjs` (npm test runs it)');
+  const dir = tempDir(t);
+  const artifact = join(dir, 'hello.wasm');
+  assert.equal((await kiln(['build', join(root, 'extensions/hello.ts'), '-o', artifact])).code, 0);
+  const script = join(dir, 'ping.js');
+  writeFileSync(script, "await plugins['hello.greet']({ name: 'cold' })\n");
+  await loaded(['run', script, artifact]); // the first run may compile and cache the tool's validator
+  const { stdout, urls } = await loaded(['run', script, artifact]);
+  assert.match(stdout, /Hello, cold!/);
+  assert.ok(urls.some((u) => u.endsWith('/dist/cli/cli.js')), 'the bundled CLI ran');
+  assert.ok(!urls.some((u) => u.includes('/dist/host/')), 'no unbundled module ran');
+  for (const heavy of ['@modelcontextprotocol', 'rollup', 'sucrase', '/ajv/', 'undici', 'tough-cookie', 'execa', 'trace-mapping', 'smol-toml', 'node:http', 'node:dns']) {
+    assert.ok(!urls.some((u) => u.includes(heavy)), `${heavy} was loaded: ${urls.filter((u) => u.includes(heavy)).join(', ')}`);
+  }
+});
