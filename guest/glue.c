@@ -11,7 +11,7 @@
  *    that is waiting on host operations (or idle).
  *  - Strings the host hands us (export parameters, import results) were allocated with our
  *    `cabi_realloc`; we own and free them. Strings we return are freed in the matching post-return.
- *  - The prelude (guest/prelude.js + guest/web.js) is linked into the engine and evaluated by `kiln-init`,
+ *  - The prelude (guest/prelude.js + guest/web/*.js) is linked into the engine and evaluated by `kiln-init`,
  *    which Wizer runs once at build time: every instance starts from that snapshot. An artifact brings only
  *    the extension's bytecode, handed to `load`; nothing in it can replace the prelude.
  *  - `kiln-init` runs inside Wizer, where no kiln import may be called: everything that needs the host

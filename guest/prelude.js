@@ -128,7 +128,7 @@
     has: () => true,
   }));
 
-  // ---- the web platform (web.js): fetch, URL, streams, process, ... ------------------------------
+  // ---- the web platform (guest/web/): fetch, URL, streams, process, ... ------------------------------
   const web = kilnInstallWeb(native, { define, startOp, current: () => current });
 
   // ---- BDD registration surface (recorded; consumed by the bdd host) -----------------------------
