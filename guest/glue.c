@@ -23,7 +23,7 @@
 #include <time.h>
 #include "quickjs.h"
 
-#define WIT_VERSION "0.2.0"
+#define WIT_VERSION "0.3.0"
 #define IMPORT(iface, name) \
   __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
 #define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
@@ -49,6 +49,10 @@ IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
 IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
 IMPORT("runtime", "interrupted") extern uint32_t imp_runtime_interrupted(void);
 IMPORT("runtime", "parse-url") extern void imp_runtime_parse_url(const char *, size_t, uint32_t, const char *, size_t, void *ret);
+IMPORT("runtime", "set-url-part") extern void imp_runtime_set_url_part(const char *, size_t, uint32_t, const char *, size_t, void *ret);
+IMPORT("crypto", "random-bytes") extern void imp_crypto_random_bytes(uint32_t, void *ret);
+IMPORT("crypto", "digest") extern void imp_crypto_digest(uint32_t, const uint8_t *, size_t, void *ret);
+IMPORT("crypto", "hmac") extern void imp_crypto_hmac(uint32_t, const uint8_t *, size_t, const uint8_t *, size_t, void *ret);
 
 /* A tagged string as the canonical ABI lays out option<string> / result<_, string> / result<string, _>. */
 typedef struct { uint8_t tag; char *ptr; size_t len; } tagged_str;
@@ -120,6 +124,67 @@ static void log_text(uint32_t level, const char *s, size_t len) { imp_runtime_lo
 int kiln_out_of_memory; /* set by the patched JS_ThrowOutOfMemory (see scripts/build-engine.mjs) */
 static const char oom_text[] = "InternalError: out of memory";
 
+/* Unhandled rejections, as the engine reports them: a promise rejected with no handler is held here until the
+ * job queue is empty, and logged then unless a handler was attached meanwhile (as Node reports them). */
+#define MAX_UNHANDLED 32
+static struct { JSValue promise, reason; } unhandled[MAX_UNHANDLED];
+static int n_unhandled;
+
+static void log_rejection(JSValueConst reason) {
+  JSValue stack = JS_IsObject(reason) ? JS_GetPropertyStr(ctx, reason, "stack") : JS_UNDEFINED;
+  const char *r = JS_ToCString(ctx, reason);
+  const char *st = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
+  const char *text = r ? r : "(a value that cannot be shown)";
+  size_t tl = strlen(text), sl = st ? strlen(st) : 0;
+  while (sl && st[sl - 1] == '\n') sl--;
+  static const char prefix[] = "Uncaught (in promise) ";
+  char *line = malloc(sizeof prefix + tl + sl + 2);
+  if (line) {
+    size_t n = 0;
+    memcpy(line, prefix, sizeof prefix - 1); n += sizeof prefix - 1;
+    memcpy(line + n, text, tl); n += tl;
+    if (sl) { line[n++] = '\n'; memcpy(line + n, st, sl); n += sl; }
+    log_text(3, line, n);
+    free(line);
+  }
+  if (r) JS_FreeCString(ctx, r);
+  if (st) JS_FreeCString(ctx, st);
+  JS_FreeValue(ctx, stack);
+  JS_FreeValue(ctx, JS_GetException(ctx)); /* a throwing toString or stack getter is not the guest's failure */
+}
+
+static void track_rejection(JSContext *c, JSValueConst promise, JSValueConst reason, bool is_handled, void *opaque) {
+  (void)opaque;
+  if (is_handled) {
+    for (int i = 0; i < n_unhandled; i++) {
+      if (JS_VALUE_GET_PTR(unhandled[i].promise) != JS_VALUE_GET_PTR(promise)) continue;
+      JS_FreeValue(c, unhandled[i].promise);
+      JS_FreeValue(c, unhandled[i].reason);
+      unhandled[i] = unhandled[--n_unhandled];
+      return;
+    }
+    return;
+  }
+  if (n_unhandled == MAX_UNHANDLED) { log_rejection(reason); return; }
+  unhandled[n_unhandled].promise = JS_DupValue(c, promise);
+  unhandled[n_unhandled].reason = JS_DupValue(c, reason);
+  n_unhandled++;
+}
+
+static void report_unhandled(void) {
+  int n = n_unhandled;
+  JSValue reasons[MAX_UNHANDLED];
+  for (int i = 0; i < n; i++) {
+    reasons[i] = unhandled[i].reason;
+    JS_FreeValue(ctx, unhandled[i].promise);
+  }
+  n_unhandled = 0; /* logging may run guest code (toString): what it rejects is tracked afresh */
+  for (int i = 0; i < n; i++) {
+    if (!kiln_out_of_memory) log_rejection(reasons[i]);
+    JS_FreeValue(ctx, reasons[i]);
+  }
+}
+
 /* Run every pending job. If the guest ran out of memory and no handler's failure reported it (the promise
  * machinery may itself have failed, leaving a handler that will never settle), tell the host: it discards
  * the instance. */
@@ -127,7 +192,11 @@ static void drain_jobs(void) {
   JSContext *c;
   for (;;) {
     int r = JS_ExecutePendingJob(rt, &c);
-    if (r == 0) break;
+    if (r == 0) {
+      if (n_unhandled == 0) break;
+      report_unhandled(); /* logging may run guest code (toString) that queues more jobs: drain again */
+      continue;
+    }
     if (r < 0) {
       size_t n;
       char *t = exception_text(&n);
@@ -202,6 +271,32 @@ static JSValue n_parse_url(JSContext *c, JSValueConst this_val, int argc, JSValu
   imp_runtime_parse_url(input, il, base != NULL, base ? base : (const char *)1, bl, &r);
   JS_FreeCString(c, input);
   if (base) JS_FreeCString(c, base);
+  if (r.tag) {
+    char *msg = dup_bytes(r.ptr, r.len);
+    free_owned(r.ptr, r.len);
+    JS_ThrowTypeError(c, "%s", msg);
+    free(msg);
+    return JS_EXCEPTION;
+  }
+  JSValue v = JS_NewStringLen(c, r.ptr, r.len);
+  free_owned(r.ptr, r.len);
+  return v;
+}
+
+/* setUrlPart(href, part 0..9, value) -> JSON text, as parseUrl; throws TypeError when the href setter fails */
+static JSValue n_set_url_part(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t hl, vl;
+  uint32_t part;
+  if (JS_ToUint32(c, &part, argv[1])) return JS_EXCEPTION;
+  if (part > 9) return JS_ThrowRangeError(c, "unknown URL part");
+  const char *href = JS_ToCStringLen(c, &hl, argv[0]);
+  if (!href) return JS_EXCEPTION;
+  const char *value = JS_ToCStringLen(c, &vl, argv[2]);
+  if (!value) { JS_FreeCString(c, href); return JS_EXCEPTION; }
+  tagged_str r;
+  imp_runtime_set_url_part(href, hl, part, value, vl, &r);
+  JS_FreeCString(c, href);
+  JS_FreeCString(c, value);
   if (r.tag) {
     char *msg = dup_bytes(r.ptr, r.len);
     free_owned(r.ptr, r.len);
@@ -321,6 +416,147 @@ static JSValue n_vars_keys(JSContext *c, JSValueConst this_val, int argc, JSValu
   return arr;
 }
 
+
+/* ---- crypto: the host's entropy and hashes ------------------------------------------------------------ */
+typedef struct { uint8_t *ptr; size_t len; } bytes_ret;
+
+/* fillRandom(Uint8Array): fills the whole view (the caller checks the 65536-byte limit). */
+static JSValue n_fill_random(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len;
+  uint8_t *dest = JS_GetUint8Array(c, &len, argv[0]);
+  if (!dest) return JS_EXCEPTION;
+  if (len > 65536) return JS_ThrowRangeError(c, "at most 65536 random bytes at once");
+  bytes_ret r;
+  imp_crypto_random_bytes((uint32_t)len, &r);
+  dest = JS_GetUint8Array(c, &len, argv[0]); /* the host call cannot run JS, but look again anyway */
+  if (dest && r.len == len) memcpy(dest, r.ptr, len);
+  free_owned(r.ptr, r.len);
+  return JS_UNDEFINED;
+}
+
+/* digest(algorithm 0..3, Uint8Array) -> Uint8Array;  hmac(algorithm, key Uint8Array, data Uint8Array) -> Uint8Array */
+static JSValue n_digest(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
+  uint32_t alg;
+  size_t kl = 0, dl;
+  const uint8_t *key = NULL;
+  if (JS_ToUint32(c, &alg, argv[0])) return JS_EXCEPTION;
+  if (alg > 3) return JS_ThrowRangeError(c, "unknown hash");
+  if (magic) {
+    key = JS_GetUint8Array(c, &kl, argv[1]);
+    if (!key) return JS_EXCEPTION;
+  }
+  const uint8_t *data = JS_GetUint8Array(c, &dl, argv[magic ? 2 : 1]);
+  if (!data) return JS_EXCEPTION;
+  bytes_ret r;
+  if (magic) imp_crypto_hmac(alg, kl ? key : (const uint8_t *)1, kl, dl ? data : (const uint8_t *)1, dl, &r);
+  else imp_crypto_digest(alg, dl ? data : (const uint8_t *)1, dl, &r);
+  JSValue out = JS_NewUint8ArrayCopy(c, r.ptr, r.len);
+  free_owned(r.ptr, r.len);
+  return out;
+}
+
+/* ---- UTF-8, linear time (TextEncoder, TextDecoder, body reading) ------------------------------------- */
+
+/* utf8Encode(wellFormedString) -> Uint8Array. The caller passes a well-formed string (toWellFormed): QuickJS
+ * keeps lone surrogates as 3-byte sequences, WHATWG's encoder writes U+FFFD for them. */
+static JSValue n_utf8_encode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len;
+  const char *s = JS_ToCStringLen(c, &len, argv[0]);
+  if (!s) return JS_EXCEPTION;
+  JSValue out = JS_NewUint8ArrayCopy(c, (const uint8_t *)s, len);
+  JS_FreeCString(c, s);
+  return out;
+}
+
+/* utf8EncodeInto(wellFormedString, Uint8Array) -> [read (UTF-16 units), written (bytes)]: whole characters
+ * only, as many as fit. */
+static JSValue n_utf8_encode_into(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len, room;
+  uint8_t *dest = JS_GetUint8Array(c, &room, argv[1]);
+  if (!dest) return JS_EXCEPTION;
+  const char *s = JS_ToCStringLen(c, &len, argv[0]);
+  if (!s) return JS_EXCEPTION;
+  size_t i = 0, read = 0;
+  while (i < len) {
+    uint8_t b = (uint8_t)s[i];
+    size_t n = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+    if (i + n > room) break;
+    i += n;
+    read += n == 4 ? 2 : 1;
+  }
+  /* the string's conversion may have run a toString that detached or shrank the buffer: look again */
+  dest = JS_GetUint8Array(c, &room, argv[1]);
+  if (!dest || i > room) { JS_FreeCString(c, s); return dest ? JS_ThrowRangeError(c, "encodeInto: the destination shrank") : JS_EXCEPTION; }
+  memcpy(dest, s, i);
+  JS_FreeCString(c, s);
+  JSValue r = JS_NewArray(c);
+  JS_SetPropertyUint32(c, r, 0, JS_NewFloat64(c, (double)read));
+  JS_SetPropertyUint32(c, r, 1, JS_NewFloat64(c, (double)i));
+  return r;
+}
+
+/* utf8Decode(Uint8Array, fatal, stream) -> string, or with stream [string, pending bytes]. The WHATWG UTF-8
+ * decoder (Encoding Standard 4.1): one U+FFFD per maximal invalid subpart; with `stream`, an incomplete
+ * sequence at the end is left for the next call; with `fatal`, any error throws a TypeError. */
+static JSValue n_utf8_decode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t len;
+  const uint8_t *in = JS_GetUint8Array(c, &len, argv[0]);
+  if (!in) return JS_EXCEPTION;
+  int fatal = JS_ToBool(c, argv[1]), stream = JS_ToBool(c, argv[2]);
+  size_t ascii = 0;
+  while (ascii < len && in[ascii] < 0x80) ascii++;
+  JSValue str;
+  size_t pending = 0;
+  if (ascii == len) {
+    str = JS_NewStringLen(c, (const char *)in, len);
+  } else {
+    uint16_t *out = js_malloc(c, (len + 1) * sizeof(uint16_t));
+    if (!out) return JS_EXCEPTION;
+    size_t o = 0, start = 0;
+    uint32_t cp = 0, needed = 0, seen = 0, lower = 0x80, upper = 0xbf;
+    for (size_t i = 0; i < ascii; i++) out[o++] = in[i];
+    for (size_t i = ascii; i < len; i++) {
+      uint8_t b = in[i];
+      if (needed == 0) {
+        start = i;
+        if (b < 0x80) { out[o++] = b; continue; }
+        if (b >= 0xc2 && b <= 0xdf) { needed = 1; cp = b & 0x1f; }
+        else if (b >= 0xe0 && b <= 0xef) { if (b == 0xe0) lower = 0xa0; if (b == 0xed) upper = 0x9f; needed = 2; cp = b & 0xf; }
+        else if (b >= 0xf0 && b <= 0xf4) { if (b == 0xf0) lower = 0x90; if (b == 0xf4) upper = 0x8f; needed = 3; cp = b & 0x7; }
+        else goto error;
+        continue;
+      }
+      if (b < lower || b > upper) {
+        cp = needed = seen = 0; lower = 0x80; upper = 0xbf;
+        i--; /* the byte starts over */
+        goto error;
+      }
+      lower = 0x80; upper = 0xbf;
+      cp = (cp << 6) | (b & 0x3f);
+      if (++seen < needed) continue;
+      if (cp >= 0x10000) { cp -= 0x10000; out[o++] = 0xd800 + (cp >> 10); out[o++] = 0xdc00 + (cp & 0x3ff); }
+      else out[o++] = cp;
+      cp = needed = seen = 0;
+      continue;
+    error:
+      if (fatal) { js_free(c, out); return JS_ThrowTypeError(c, "The encoded data was not valid for encoding utf-8"); }
+      out[o++] = 0xfffd;
+    }
+    if (needed) {
+      if (stream) pending = len - start;
+      else if (fatal) { js_free(c, out); return JS_ThrowTypeError(c, "The encoded data was not valid for encoding utf-8"); }
+      else out[o++] = 0xfffd;
+    }
+    str = JS_NewStringUTF16(c, out, o);
+    js_free(c, out);
+  }
+  if (JS_IsException(str) || !stream) return str;
+  JSValue r = JS_NewArray(c);
+  JS_SetPropertyUint32(c, r, 0, str);
+  JS_SetPropertyUint32(c, r, 1, JS_NewUint32(c, (uint32_t)pending));
+  return r;
+}
+
 static JSValue make_natives(void) {
   static const char *op_names[] = {
     "commandsRun", "commandsStart", "commandsStatus", "commandsStop",
@@ -335,7 +571,14 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "httpAbort", JS_NewCFunctionMagic(ctx, n_http_u32, "httpAbort", 1, JS_CFUNC_generic_magic, 1));
   JS_SetPropertyStr(ctx, o, "httpDiscard", JS_NewCFunctionMagic(ctx, n_http_u32, "httpDiscard", 1, JS_CFUNC_generic_magic, 2));
   JS_SetPropertyStr(ctx, o, "parseUrl", JS_NewCFunction(ctx, n_parse_url, "parseUrl", 2));
+  JS_SetPropertyStr(ctx, o, "setUrlPart", JS_NewCFunction(ctx, n_set_url_part, "setUrlPart", 3));
   JS_SetPropertyStr(ctx, o, "hrtime", JS_NewCFunction(ctx, n_hrtime, "hrtime", 0));
+  JS_SetPropertyStr(ctx, o, "fillRandom", JS_NewCFunction(ctx, n_fill_random, "fillRandom", 1));
+  JS_SetPropertyStr(ctx, o, "digest", JS_NewCFunctionMagic(ctx, n_digest, "digest", 2, JS_CFUNC_generic_magic, 0));
+  JS_SetPropertyStr(ctx, o, "hmac", JS_NewCFunctionMagic(ctx, n_digest, "hmac", 3, JS_CFUNC_generic_magic, 1));
+  JS_SetPropertyStr(ctx, o, "utf8Encode", JS_NewCFunction(ctx, n_utf8_encode, "utf8Encode", 1));
+  JS_SetPropertyStr(ctx, o, "utf8EncodeInto", JS_NewCFunction(ctx, n_utf8_encode_into, "utf8EncodeInto", 2));
+  JS_SetPropertyStr(ctx, o, "utf8Decode", JS_NewCFunction(ctx, n_utf8_decode, "utf8Decode", 3));
   JS_SetPropertyStr(ctx, o, "memoryUsage", JS_NewCFunction(ctx, n_memory_usage, "memoryUsage", 0));
   JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
@@ -438,11 +681,13 @@ static void enter(void) {
   if (entered) return;
   entered = 1;
   JS_SetInterruptHandler(rt, interrupt_handler, NULL);
-  /* Math.random is not a cryptographic generator: the clocks (imports the engine already has) seed it. */
-  struct timespec real, mono;
-  clock_gettime(CLOCK_REALTIME, &real);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  uint64_t seed = ((uint64_t)real.tv_sec * 1000000007u + (uint64_t)real.tv_nsec) ^ ((uint64_t)mono.tv_nsec << 32) ^ (uint64_t)mono.tv_sec;
+  JS_SetHostPromiseRejectionTracker(rt, track_rejection, NULL);
+  /* Math.random (not a cryptographic generator) is seeded from the host's entropy, per instance. */
+  bytes_ret r;
+  uint64_t seed = 0;
+  imp_crypto_random_bytes(sizeof seed, &r);
+  if (r.len == sizeof seed) memcpy(&seed, r.ptr, sizeof seed);
+  free_owned(r.ptr, r.len);
   kiln_seed_random(ctx, seed);
 }
 

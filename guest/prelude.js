@@ -60,23 +60,50 @@
   define('console', console);
 
   // ---- timers ------------------------------------------------------------------------------------
-  const timers = new Map(); // timer id -> op id
+  // A timer is an op of the host (runtime.sleep); like every op it does not outlive the call that set it.
+  // An exception thrown by a callback is logged as uncaught (with its stack), and the call goes on.
+  const timers = new Map(); // timer id -> true while armed
   let nextTimer = 1;
-  function setTimeout(fn, ms = 0, ...args) {
-    if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
-    const delay = Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
+  const uncaught = (e) => {
+    const text = e instanceof Error ? `${e.name}: ${e.message}${e.stack ? `\n${e.stack}` : ''}` : show(e, 1);
+    native.log(3, `Uncaught ${text}`);
+  };
+  function arm(id, delay, onFire) {
     const op = native.sleep(delay);
     if (op === 0) throw new RangeError('too many timers and host operations pending in this guest (1024); await some first');
-    const id = nextTimer++;
-    timers.set(id, true);
     const inv = current;
     new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject })).then(() => {
-      if (timers.delete(id)) fn(...args);
+      if (timers.has(id)) onFire();
     });
+  }
+  const timerDelay = (ms) => Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
+  function setTimeout(fn, ms = 0, ...args) {
+    if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
+    const id = nextTimer++;
+    arm(id, timerDelay(ms), () => {
+      timers.delete(id);
+      try { fn(...args); } catch (e) { uncaught(e); }
+    });
+    timers.set(id, true);
     return id;
   }
+  function setInterval(fn, ms = 0, ...args) {
+    if (typeof fn !== 'function') throw new TypeError('setInterval needs a function');
+    const id = nextTimer++;
+    const delay = Math.max(1, timerDelay(ms));
+    const fire = () => {
+      try { arm(id, delay, fire); } catch (e) { timers.delete(id); uncaught(e); return; }
+      try { fn(...args); } catch (e) { uncaught(e); }
+    };
+    arm(id, delay, fire);
+    timers.set(id, true);
+    return id;
+  }
+  const clearTimer = (id) => { timers.delete(id); };
   define('setTimeout', setTimeout);
-  define('clearTimeout', (id) => { timers.delete(id); });
+  define('setInterval', setInterval);
+  define('clearTimeout', clearTimer);
+  define('clearInterval', clearTimer);
   define('queueMicrotask', (fn) => { Promise.resolve().then(fn); });
 
   // ---- vars: the session's string store ----------------------------------------------------------

@@ -6,12 +6,12 @@ import { test } from 'node:test';
 import { componentWit } from '@bytecodealliance/jco';
 import { call, mcp, root, tempDir } from './helpers.mjs';
 
-test('the engine imports only kiln interfaces and the WASI ones the host answers: no sockets, http or random', async () => {
+test('the engine imports only kiln interfaces and the WASI ones the host answers: no sockets, http or WASI random (entropy is kiln:extension/crypto)', async () => {
   const wit = await componentWit(readFileSync(join(root, 'build/engine/engine.wasm')));
   const imports = wit.split('\n').map((l) => /^\s*import ([^;]+);/.exec(l)?.[1]).filter(Boolean).map((i) => i.replace(/@[\d.]+$/, ''));
   assert.deepEqual(imports.sort(), [
     'kiln:extension/browser', 'kiln:extension/commands', 'kiln:extension/http', 'kiln:extension/plugins',
-    'kiln:extension/runtime', 'kiln:extension/types', 'kiln:extension/vars',
+    'kiln:extension/crypto', 'kiln:extension/runtime', 'kiln:extension/types', 'kiln:extension/vars',
     'wasi:cli/stderr', 'wasi:cli/stdin', 'wasi:cli/stdout', 'wasi:cli/terminal-input', 'wasi:cli/terminal-output',
     'wasi:cli/terminal-stderr', 'wasi:cli/terminal-stdin', 'wasi:cli/terminal-stdout',
     'wasi:clocks/monotonic-clock', 'wasi:clocks/wall-clock',

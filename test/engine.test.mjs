@@ -38,10 +38,9 @@ test('the guest sees no Node globals and no bridge internals; host is reported',
 
 test('Promise.all over two host operations runs them concurrently', async (t) => {
   const { client } = await mcp(t, [`${fixtures}/good/probe.ts`]);
-  const { isError, json } = await call(client, 'probe.parallel', { ms: 400 });
-  assert.equal(isError, false);
-  assert.ok(json.elapsedMs >= 390, `waited ${json.elapsedMs} ms`);
-  assert.ok(json.elapsedMs < 750, `two 400 ms operations took ${json.elapsedMs} ms: they ran one after the other`);
+  const { isError, json, text } = await call(client, 'probe.parallel');
+  assert.equal(isError, false, text);
+  assert.deepEqual(json.met, [true, true], 'each callee saw the other while it was still running');
 });
 
 test('a timed-out handler resets the guest globals but not vars, and the server keeps answering', async (t) => {

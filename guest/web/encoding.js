@@ -1,67 +1,89 @@
-// TextEncoder and TextDecoder (UTF-8 only).
-import { $, toBytes } from './internal.js';
+// TextEncoder and TextDecoder: UTF-8 in linear time in the glue (utf8Encode/utf8Decode), UTF-16LE here.
+import { $, host, toBytes } from './internal.js';
 
+/** UTF-8 bytes of any value's string form; lone surrogates become U+FFFD, as WHATWG's encoder writes them. */
 function utf8Encode(str) {
-  const s = String(str);
-  const out = [];
-  for (let i = 0; i < s.length; i++) {
-    let c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
-    }
-    if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
-    if (c < 0x80) out.push(c);
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-  }
-  return new Uint8Array(out);
+  return host.native.utf8Encode(String(str).toWellFormed());
 }
+
 class TextEncoder {
   get encoding() { return 'utf-8'; }
-  encode(s = '') { return utf8Encode(s); }
-  encodeInto(s, dest) { const b = utf8Encode(s); const n = Math.min(b.length, dest.length); dest.set(b.subarray(0, n)); return { read: String(s).length, written: n }; }
-}
-class TextDecoder {
-  constructor(label = 'utf-8', opts = {}) {
-    if (!/^(utf-?8|unicode-1-1-utf-8)$/i.test(String(label).trim())) throw new RangeError(`TextDecoder: only utf-8 is supported, not ${label}`);
-    this[$] = { fatal: !!opts.fatal, ignoreBOM: !!opts.ignoreBOM, pending: [], bomSeen: false };
+  encode(input = '') { return utf8Encode(input); }
+  encodeInto(source, destination) {
+    if (!(destination instanceof Uint8Array)) throw new TypeError("TextEncoder.encodeInto: the destination must be a Uint8Array");
+    const [read, written] = host.native.utf8EncodeInto(String(source).toWellFormed(), destination);
+    return { read, written };
   }
-  get encoding() { return 'utf-8'; }
+}
+
+// The labels of the Encoding Standard that kiln decodes (UTF-8 and UTF-16LE); others throw a RangeError, as
+// Node does for an encoding it does not know.
+const LABELS = new Map([
+  ...['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'].map((l) => [l, 'utf-8']),
+  ...['csunicode', 'iso-10646-ucs-2', 'ucs-2', 'unicode', 'unicodefeff', 'utf-16', 'utf-16le'].map((l) => [l, 'utf-16le']),
+]);
+
+function decodeUtf16le(bytes, st, stream) {
+  const all = st.pending.length ? concat(st.pending, bytes) : bytes;
+  let n = all.length & ~1;
+  // a lead surrogate at the end of a streamed chunk waits for its pair
+  if (stream && n >= 2 && (all[n - 1] & 0xfc) === 0xd8) n -= 2;
+  st.pending = stream ? all.slice(n) : new Uint8Array();
+  const units = [];
+  let out = '';
+  for (let i = 0; i < n; i += 2) {
+    units.push(all[i] | (all[i + 1] << 8));
+    if (units.length === 8192) { out += String.fromCharCode(...units); units.length = 0; }
+  }
+  out += String.fromCharCode(...units);
+  if (!stream && all.length & 1) {
+    if (st.fatal) throw new TypeError('The encoded data was not valid for encoding utf-16le');
+    out += '\ufffd';
+  }
+  if (st.fatal && !out.isWellFormed() && !(stream && /[\ud800-\udbff]$/.test(out))) throw new TypeError('The encoded data was not valid for encoding utf-16le');
+  return out.toWellFormed();
+}
+
+const concat = (a, b) => { const out = new Uint8Array(a.length + b.length); out.set(a); out.set(b, a.length); return out; };
+
+class TextDecoder {
+  constructor(label = 'utf-8', options = {}) {
+    const encoding = LABELS.get(String(label).trim().toLowerCase());
+    if (!encoding) throw new RangeError(`The "${label}" encoding is not supported`);
+    this[$] = { encoding, fatal: !!(options && options.fatal), ignoreBOM: !!(options && options.ignoreBOM), pending: new Uint8Array(), bomSeen: false };
+  }
+  get encoding() { return this[$].encoding; }
   get fatal() { return this[$].fatal; }
-  decode(input, opts = {}) {
+  get ignoreBOM() { return this[$].ignoreBOM; }
+  decode(input, options = {}) {
     const st = this[$];
-    const bytes = input === undefined ? new Uint8Array() : toBytes(input);
-    const all = st.pending.length ? new Uint8Array([...st.pending, ...bytes]) : bytes;
-    st.pending = [];
-    let out = '';
-    let i = 0;
-    const bad = () => { if (st.fatal) throw new TypeError('The encoded data was not valid utf-8'); out += '\ufffd'; };
-    while (i < all.length) {
-      const b = all[i];
-      const need = b < 0x80 ? 0 : b >= 0xf0 && b <= 0xf4 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b <= 0xdf ? 1 : -1;
-      if (need < 0) { bad(); i++; continue; }
-      if (i + need >= all.length && need > 0 && opts.stream) { st.pending = [...all.subarray(i)]; break; }
-      let cp = need === 0 ? b : b & (0x3f >> need);
-      let ok = true;
-      for (let k = 1; k <= need; k++) {
-        const c = all[i + k];
-        if (c === undefined || (c & 0xc0) !== 0x80) { ok = false; break; }
-        cp = (cp << 6) | (c & 63);
+    const stream = !!(options && options.stream);
+    const bytes = input === undefined || input === null ? new Uint8Array() : toBytes(input);
+    let out;
+    if (st.encoding === 'utf-16le') out = decodeUtf16le(bytes, st, stream);
+    else {
+      const all = st.pending.length ? concat(st.pending, bytes) : bytes;
+      if (stream) {
+        const [text, pending] = host.native.utf8Decode(all, st.fatal, true);
+        st.pending = pending ? all.slice(all.length - pending) : new Uint8Array();
+        out = text;
+      } else {
+        st.pending = new Uint8Array();
+        out = host.native.utf8Decode(all, st.fatal, false);
       }
-      if (!ok || (need === 2 && cp < 0x800) || (need === 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)) { bad(); i++; continue; }
-      out += String.fromCodePoint(cp);
-      i += need + 1;
     }
     if (!st.bomSeen && out.length) {
       st.bomSeen = true;
       if (!st.ignoreBOM && out.charCodeAt(0) === 0xfeff) out = out.slice(1);
     }
-    if (!opts.stream) st.bomSeen = false;
+    if (!stream) st.bomSeen = false;
     return out;
   }
 }
-const decodeUtf8 = (b) => new TextDecoder().decode(b);
+
+const decodeUtf8 = (bytes) => {
+  const out = host.native.utf8Decode(toBytes(bytes), false, false);
+  return out.charCodeAt(0) === 0xfeff ? out.slice(1) : out;
+};
 
 export { utf8Encode, TextEncoder, TextDecoder, decodeUtf8 };

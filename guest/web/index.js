@@ -1,29 +1,35 @@
-// The guest's web platform, one concept per module: events, encoding, URL, headers, abort, streams, blob,
-// body (Request/Response), fetch, the Playwright-style request client, process/performance.
+// The guest's web platform, one concept per module: events, encoding, base64, URL, headers, abort, streams,
+// blob, body (Request/Response), fetch, crypto, structuredClone, the Playwright-style request client,
+// process/performance.
 //
 // scripts/build-engine.mjs bundles these modules (rollup) into one script with prelude.js; the prelude calls
 // installWeb once, in the engine's snapshot. Nothing here decides anything: every request goes to the host's
 // `http` interface, which checks it. quickjs-ng has none of these APIs; they follow the WHATWG specs as far as
 // extensions need, and test/web-platform.test.mjs compares them with Node's.
 import { host } from './internal.js';
-import { DOMException, Event, EventTarget } from './events.js';
+import { CustomEvent, DOMException, Event, EventTarget } from './events.js';
 import { TextDecoder, TextEncoder } from './encoding.js';
 import { URL, URLSearchParams } from './url.js';
 import { Headers } from './headers.js';
 import { AbortController, AbortSignal } from './abort.js';
-import { ReadableStream } from './streams.js';
+import { ReadableStream, TransformStream, WritableStream } from './streams.js';
+import { TextDecoderStream, TextEncoderStream } from './encoding-streams.js';
 import { Blob, File, FormData } from './blob.js';
 import { Request, Response } from './body.js';
 import { fetch } from './fetch.js';
 import { requestClient } from './request-client.js';
 import { configure } from './process.js';
+import { atob, btoa } from './base64.js';
+import { crypto, Crypto, CryptoKey, SubtleCrypto } from './crypto.js';
+import { structuredClone } from './clone.js';
 
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
 export function installWeb(native, api) {
   Object.assign(host, { native, define: api.define, startOp: api.startOp, current: api.current });
   const globals = {
-    DOMException, Event, EventTarget, TextEncoder, TextDecoder, URL, URLSearchParams, Headers, AbortSignal,
-    AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch,
+    DOMException, Event, CustomEvent, EventTarget, TextEncoder, TextDecoder, URL, URLSearchParams, Headers, AbortSignal,
+    AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,
+    CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream,
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
   return { requestClient, configure };

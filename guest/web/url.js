@@ -1,8 +1,24 @@
 // URL and URLSearchParams: parsing is the host's WHATWG parser (runtime.parse-url); the setters recompose.
 import { $, host } from './internal.js';
+import { utf8Encode } from './encoding.js';
 
-const formEncode = (s) => encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
-const formDecode = (s) => { const t = s.replace(/\+/g, ' '); try { return decodeURIComponent(t); } catch { return t; } };
+// application/x-www-form-urlencoded: serialize (space as +, all but *-._ and alphanumerics escaped) and parse
+// (+ as space, then percent-decoding of bytes, then UTF-8 decoding with replacement).
+const formEncode = (s) => encodeURIComponent(String(s).toWellFormed()).replace(/%20/g, '+').replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+function formDecode(s) {
+  const t = s.replace(/\+/g, ' ');
+  if (!t.includes('%')) return t;
+  const bytes = utf8Encode(t);
+  const out = new Uint8Array(bytes.length);
+  let n = 0;
+  const hexValue = (b) => (b >= 48 && b <= 57 ? b - 48 : b >= 65 && b <= 70 ? b - 55 : b >= 97 && b <= 102 ? b - 87 : -1);
+  for (let i = 0; i < bytes.length; i++) {
+    const hi = bytes[i] === 37 && i + 2 < bytes.length ? hexValue(bytes[i + 1]) : -1;
+    const lo = hi >= 0 ? hexValue(bytes[i + 2]) : -1;
+    if (lo >= 0) { out[n++] = hi * 16 + lo; i += 2; } else out[n++] = bytes[i];
+  }
+  return host.native.utf8Decode(out.subarray(0, n), false, false);
+}
 class URLSearchParams {
   constructor(init = '') {
     this[$] = { list: [], url: null };
@@ -32,7 +48,7 @@ class URLSearchParams {
   entries() { return this[$].list.map((p) => [...p])[Symbol.iterator](); }
   [Symbol.iterator]() { return this.entries(); }
   toString() { return this[$].list.map(([k, v]) => formEncode(k) + '=' + formEncode(v)).join('&'); }
-  _update() { const u = this[$].url; if (u) { const q = this.toString(); u[$].search = q ? '?' + q : ''; u[$].href = null; } }
+  _update() { const u = this[$].url; if (u) { const list = this[$].list; updateSearch(u, this.toString()); this[$].list = list; } }
 }
 Object.defineProperty(URLSearchParams.prototype, '_update', { enumerable: false });
 function parseQuery(q) {
@@ -40,58 +56,42 @@ function parseQuery(q) {
   return s ? s.split('&').filter(Boolean).map((part) => { const i = part.indexOf('='); return i < 0 ? [formDecode(part), ''] : [formDecode(part.slice(0, i)), formDecode(part.slice(i + 1))]; }) : [];
 }
 
-const URL_PARTS = ['protocol', 'username', 'password', 'hostname', 'port', 'pathname', 'search', 'hash'];
+// The URL's parts live in the host's WHATWG URL (parse-url, set-url-part): every setter runs the standard's
+// own algorithm there, so `u.pathname = '/x?y'` encodes the `?` and `u.port = '8080abc'` keeps 8080, as in Node.
+const SETTERS = ['href', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash'];
 class URL {
   constructor(input, base) {
-    const parsed = JSON.parse(host.native.parseUrl(String(input), base === undefined ? undefined : String(base)));
-    this[$] = parsed;
-    const params = new URLSearchParams(parsed.search);
-    params[$].url = this;
-    Object.defineProperty(this, 'searchParams', { value: params, enumerable: true });
+    if (arguments.length === 0) throw new TypeError('The "url" argument must be specified');
+    this[$] = { parts: JSON.parse(host.native.parseUrl(String(input), base === undefined ? undefined : String(base))), params: null };
   }
   static canParse(input, base) { try { new URL(input, base); return true; } catch { return false; } }
-  get href() {
-    const s = this[$];
-    if (s.href === null) this._reparse(this._compose());
-    return this[$].href;
+  get origin() { return this[$].parts.origin; }
+  get searchParams() {
+    const st = this[$];
+    if (!st.params) {
+      st.params = new URLSearchParams(st.parts.search);
+      st.params[$].url = this;
+    }
+    return st.params;
   }
-  set href(v) { this._reparse(String(v)); }
-  get origin() { return this.href && this[$].origin; }
-  get host() { return this.href && this[$].host; }
-  set host(v) { const h = String(v); const i = h.lastIndexOf(':'); this._set({ hostname: i > 0 && !h.endsWith(']') ? h.slice(0, i) : h, port: i > 0 && !h.endsWith(']') ? h.slice(i + 1) : this[$].port }); }
-  toString() { return this.href; }
-  toJSON() { return this.href; }
-  _compose() {
-    const s = this[$];
-    const auth = s.username || s.password ? `${s.username}${s.password ? ':' + s.password : ''}@` : '';
-    const special = /^(https?|wss?|ftp|file):$/.test(s.protocol);
-    const host = s.hostname + (s.port ? ':' + s.port : '');
-    const path = s.pathname && !s.pathname.startsWith('/') && (special || host) ? '/' + s.pathname : s.pathname;
-    return `${s.protocol}${special || host ? '//' : ''}${auth}${host}${path}${s.search}${s.hash}`;
-  }
-  _reparse(href) {
-    const parsed = JSON.parse(host.native.parseUrl(href, undefined));
-    this[$] = parsed;
-    this.searchParams[$].list = parseQuery(parsed.search);
-  }
-  _set(parts) {
-    const s = this[$];
-    this.href; // settle pending changes
-    const next = { ...s, ...parts };
-    if (parts.search !== undefined) next.search = parts.search === '' ? '' : (String(parts.search).startsWith('?') ? '' : '?') + parts.search;
-    if (parts.hash !== undefined) next.hash = parts.hash === '' ? '' : (String(parts.hash).startsWith('#') ? '' : '#') + parts.hash;
-    if (parts.protocol !== undefined && !String(parts.protocol).endsWith(':')) next.protocol = parts.protocol + ':';
-    this[$] = next;
-    try { this._reparse(this._compose()); } catch { this[$] = s; }
-  }
+  toString() { return this[$].parts.href; }
+  toJSON() { return this[$].parts.href; }
 }
-for (const k of URL_PARTS) {
+for (const [i, k] of SETTERS.entries()) {
   Object.defineProperty(URL.prototype, k, {
-    get() { return this.href && this[$][k]; },
-    set(v) { this._set({ [k]: String(v) }); },
+    get() { return this[$].parts[k]; },
+    set(v) { setPart(this, i, String(v)); },
     enumerable: true, configurable: true,
   });
 }
-for (const k of ['_compose', '_reparse', '_set']) Object.defineProperty(URL.prototype, k, { enumerable: false });
+function setPart(url, index, value) {
+  const st = url[$];
+  st.parts = JSON.parse(host.native.setUrlPart(st.parts.href, index, value));
+  if (st.params) st.params[$].list = parseQuery(st.parts.search);
+}
+/** URLSearchParams' update steps: the URL's query becomes the list's serialization. */
+function updateSearch(url, query) {
+  setPart(url, SETTERS.indexOf('search'), query);
+}
 
 export { URL, URLSearchParams };

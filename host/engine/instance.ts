@@ -16,11 +16,23 @@
 //    is idle never completes. So a guest that has answered uses no CPU and starts nothing until its next call.
 //  - A handler's result is accepted only before its deadline: code stuck in a native call the interrupt cannot
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
+import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
+
+/** crypto.getRandomValues' limit, per call. */
+const MAX_RANDOM_BYTES = 65536;
+type Hash = 'sha1' | 'sha256' | 'sha384' | 'sha512';
+type UrlPart = 'href' | 'protocol' | 'username' | 'password' | 'host' | 'hostname' | 'port' | 'pathname' | 'search' | 'hash';
+/** A URL as the guest's URL class holds it (runtime.parse-url, runtime.set-url-part). */
+function urlParts(u: URL): string {
+  const { href, protocol, username, password, host, hostname, port, pathname, search, hash, origin } = u;
+  return JSON.stringify({ href, protocol, username, password, host, hostname, port, pathname, search, hash, origin });
+}
+const HASHES: Record<Hash, string> = { sha1: 'sha1', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' };
 
 export type OpKind =
   | 'commands.run' | 'commands.start' | 'commands.status' | 'commands.stop'
@@ -405,6 +417,12 @@ export class GuestInstance {
         delete: (k: string) => this.host.vars.delete(k),
         keys: () => this.host.vars.keys(),
       },
+      // Pure functions and entropy: no authority, so no check (crypto.getRandomValues, crypto.subtle).
+      'kiln:extension/crypto': {
+        randomBytes: (n: number) => (n <= MAX_RANDOM_BYTES ? randomFillSync(new Uint8Array(n)) : new Uint8Array()),
+        digest: (algorithm: Hash, data: Uint8Array) => createHash(HASHES[algorithm]).update(data).digest(),
+        hmac: (algorithm: Hash, key: Uint8Array, data: Uint8Array) => createHmac(HASHES[algorithm], key).update(data).digest(),
+      },
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),
         sleep: (ms: number) => {
@@ -421,12 +439,25 @@ export class GuestInstance {
         },
         parseUrl: (input: string, base: string | undefined) => {
           try {
-            const u = base === undefined ? new URL(input) : new URL(input, base);
-            const { href, protocol, username, password, host, hostname, port, pathname, search, hash, origin } = u;
-            return JSON.stringify({ href, protocol, username, password, host, hostname, port, pathname, search, hash, origin });
+            return urlParts(base === undefined ? new URL(input) : new URL(input, base));
           } catch {
             throw { payload: `Invalid URL: ${input.slice(0, 200)}` };
           }
+        },
+        // `part` is one of the WIT enum's ten names (the ABI refuses anything else), each a URL setter.
+        setUrlPart: (href: string, part: UrlPart, value: string) => {
+          let u: URL;
+          try {
+            u = new URL(href);
+          } catch {
+            throw { payload: `Invalid URL: ${href.slice(0, 200)}` };
+          }
+          try {
+            u[part] = value;
+          } catch {
+            throw { payload: `Invalid URL: ${value.slice(0, 200)}` };
+          }
+          return urlParts(u);
         },
         finish: (inv: number, outcome: Outcome) => {
           // Invocation 0: the instance itself ran out of memory where no handler could report it (the promise

@@ -22,7 +22,7 @@ defineTool({ name: 'b.hold', exposeAsTool: true, allow: { net: ${LOCAL} }, handl
   return 'holding';
 } });
 defineTool({ name: 'b.open', exposeAsTool: true, allow: { net: ${LOCAL} }, handler: async ({ args }) => { globalThis.r = await fetch(args.url); return r.status; } });
-defineTool({ name: 'b.spin', exposeAsTool: true, handler: async () => { globalThis.n = 0; for (;;) globalThis.n++; } });
+defineTool({ name: 'b.spin', exposeAsTool: true, timeoutMs: 500, handler: async () => { globalThis.n = 0; for (;;) globalThis.n++; } });
 `;
 
 async function twoFiles(t, toml) {
@@ -76,8 +76,9 @@ attack('state-http-slots', "another extension holding 16 HTTP slots does not sta
 // Not yet contained (see report): a guest stopped by the interrupt is not discarded through Session.discard.
 attack('state-body-release', "a discarded guest's open bodies are released (the server sees the connection close)", async (t) => {
   const srv = await startServer(t);
-  const { client } = await twoFiles(t, '[limits]\ntimeoutMs = 500\n');
-  assert.equal((await call(client, 'b.open', { url: `${srv.base}/endless` })).json, 200);
+  const { client } = await twoFiles(t); // b.spin's own timeoutMs (500 ms) stops it; b.open keeps the default
+  const opened = await call(client, 'b.open', { url: `${srv.base}/endless` });
+  assert.equal(opened.json, 200, opened.text);
   assert.deepEqual(srv.closed, [], 'the body is open while the guest lives');
   const spin = await call(client, 'b.spin');
   assert.equal(spin.isError, true, spin.text);

@@ -25,11 +25,14 @@ tool's timeoutMs, else 30 s), signalled through runtime.interrupted and backed b
 interruption for code that never polls; linear memory is capped by the store's limiter; at most 1024
 operations in flight; and the tools the guest registers must be the ones its manifest declares.
 
-The contract is kiln:extension@0.2.0: the extension's bytecode travels in the artifact's `kiln-image`
+The contract is kiln:extension@0.3.0: the extension's bytecode travels in the artifact's `kiln-image`
 custom section and `guest.load(config, image)` takes it; the component itself is kiln's engine, the same
 bytes for every artifact. A component that imports another version of the contract is refused.
 """
+import hashlib
 import heapq
+import hmac
+import os
 import json
 import re
 import sys
@@ -43,7 +46,7 @@ from wasmtime.component import Component, Linker, Variant
 
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
-CONTRACT = "0.2.0"
+CONTRACT = "0.3.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
@@ -111,6 +114,15 @@ DEFAULT_PORTS = {"http:": "80", "https:": "443", "ws:": "80", "wss:": "443", "ft
 # rather than risk reading it differently from the guest's idea of the same URL.
 SAFE_URL = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
 SAFE_HOST = re.compile(r"^[a-z0-9\-.]+$|^\[[0-9a-f:.]+\]$")
+
+
+URL_PARTS = ["href", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "hash"]
+HASHES = ["sha1", "sha256", "sha384", "sha512"]
+
+
+def hash_name(alg):
+    """The crypto interface's hash enum, as hashlib names it."""
+    return alg if isinstance(alg, str) else HASHES[alg]
 
 
 def parse_url(url, base):
@@ -203,7 +215,7 @@ class Host:
     # -- which contract ------------------------------------------------------------------------------
 
     def contract_version(self):
-        """The version of kiln:extension the component was built against, from its own imports: 0.2.0."""
+        """The version of kiln:extension the component was built against, from its own imports: 0.3.0."""
         versions = set()
         for name in self.component.type.imports(self.engine):
             m = re.fullmatch(r"kiln:extension/([a-z-]+)(?:@(.+))?", name)
@@ -255,6 +267,11 @@ class Host:
             i.add_func("finish", lambda store, inv, outcome: self.finish(inv, outcome))
             i.add_func("interrupted", lambda store: self.interrupted())
             i.add_func("parse-url", lambda store, url, base: self.parse_url(url, base))
+            i.add_func("set-url-part", lambda store, href, part, value: self.set_url_part(href, part, value))
+        with root.add_instance(self.iface("crypto")) as i:
+            i.add_func("random-bytes", lambda store, n: os.urandom(n) if n <= 65536 else b"")
+            i.add_func("digest", lambda store, alg, data: hashlib.new(hash_name(alg), bytes(data)).digest())
+            i.add_func("hmac", lambda store, alg, key, data: hmac.new(bytes(key), bytes(data), hash_name(alg)).digest())
 
     def refused(self, kind):
         return lambda store, inv, request: self.refuse_op(kind, inv)
@@ -318,6 +335,26 @@ class Host:
             return ok(json.dumps(parse_url(url, base)))
         except ValueError as e:
             return err(f"Invalid URL: {url[:200]} ({e})")
+
+    def set_url_part(self, href, part, value):
+        """The WHATWG setters, for the parts this host's strict parser can recompose: href, search, hash and
+        pathname. The others fail (the guest's setter throws) rather than risk a different reading."""
+        part = part if isinstance(part, str) else URL_PARTS[part]
+        try:
+            if part == "href":
+                return ok(json.dumps(parse_url(value, None)))
+            p = urllib.parse.urlsplit(href)
+            if part == "search":
+                p = p._replace(query=value[1:] if value.startswith("?") else value)
+            elif part == "hash":
+                p = p._replace(fragment=value[1:] if value.startswith("#") else value)
+            elif part == "pathname":
+                p = p._replace(path=value if value.startswith("/") else "/" + value)
+            else:
+                return err(f"this host does not implement the URL {part} setter")
+            return ok(json.dumps(parse_url(urllib.parse.urlunsplit(p), None)))
+        except ValueError as e:
+            return err(f"Invalid URL: {value[:200]} ({e})")
 
     def vars_set(self, key, value):
         if len(key.encode()) > VARS_LIMITS["key_bytes"]:

@@ -1,0 +1,47 @@
+// The guest's web platform against Node's: test/web-platform/checks.js runs unchanged in a kiln guest (a
+// `kiln run` script) and in Node 20, and every check's result must be the same — except the differences
+// listed below, each with its reason (docs/extensions.md lists them for authors). A check that starts to
+// agree with Node must leave the list, and a new difference must be explained here: the list is exact.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { kiln, root } from './helpers.mjs';
+
+const KNOWN_DIFFERENCES = {
+  'subtle hmac not extractable': 'Node names the DOMException "InvalidAccessException"; the Web Crypto standard, and kiln, "InvalidAccessError"',
+  'Intl exists': 'quickjs-ng has no Intl',
+  'Intl NumberFormat': 'quickjs-ng has no Intl',
+  'Intl DateTimeFormat': 'quickjs-ng has no Intl',
+  'toLocaleString number': 'without Intl, toLocaleString formats as toString does',
+  'localeCompare': 'without Intl, localeCompare compares code units',
+  'Object.groupBy': 'ES2024: quickjs-ng has it, Node 20 does not',
+  'Array.fromAsync': 'ES2024: quickjs-ng has it, Node 20 does not',
+  'Promise.withResolvers': 'ES2024: quickjs-ng has it, Node 20 does not',
+  'JSON rawJSON': 'a stage-3 proposal quickjs-ng ships and Node 20 does not',
+};
+
+const nodeResults = () => new Promise((resolve, reject) => {
+  execFile(process.execPath, [join(root, 'test/web-platform/node-run.mjs')], { timeout: 60_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+    (err ? reject(new Error(`node-run failed: ${stderr}`)) : resolve(JSON.parse(stdout))));
+});
+
+test('at least 250 web-platform checks give the same result in a guest as in Node, apart from the listed differences', async () => {
+  const [node, guestRun] = await Promise.all([nodeResults(), kiln(['run', join(root, 'test/web-platform/checks.js')])]);
+  assert.equal(guestRun.code, 0, guestRun.stderr);
+  const guest = JSON.parse(guestRun.stdout);
+  assert.ok(node.length >= 250, `only ${node.length} checks`);
+  assert.deepEqual(guest.map(([name]) => name), node.map(([name]) => name));
+  const differing = {};
+  for (let i = 0; i < node.length; i++) if (guest[i][1] !== node[i][1]) differing[node[i][0]] = { node: node[i][1], kiln: guest[i][1] };
+  const same = node.length - Object.keys(differing).length;
+  console.log(`# ${same} of ${node.length} web-platform checks identical to Node`);
+  const unexplained = Object.fromEntries(Object.entries(differing).filter(([name]) => !(name in KNOWN_DIFFERENCES)));
+  assert.deepEqual(unexplained, {}, 'checks that differ from Node without a listed reason');
+  const nowSame = Object.keys(KNOWN_DIFFERENCES).filter((name) => !(name in differing));
+  assert.deepEqual(nowSame, [], 'listed differences that now agree with Node: take them off the list');
+  // An uncaught exception in a timer callback is logged with its stack, and the guest goes on.
+  assert.match(guestRun.stderr, /Uncaught Error: in timer\n\s+at .*checks\.js:\d+:\d+/);
+  // So is a rejection no handler took by the time the job queue ran dry.
+  assert.match(guestRun.stderr, /Uncaught \(in promise\) Error: unhandled in check\n\s+at .*checks\.js:\d+:\d+/);
+});
