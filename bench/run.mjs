@@ -68,6 +68,15 @@ row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun
   `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
 row('cold start: a script on the host API (load, open, first call)', ms(coldApi), '', 'bench/cold-start.mjs, whole process');
 
+// ---- large bodies in a guest (bench/bodies.mjs: 10 MiB from 127.0.0.1, timed inside the guest) -------------
+{
+  const b = JSON.parse(execFileSync(process.execPath, [join(here, 'bodies.mjs')], { encoding: 'utf8', maxBuffer: 1 << 24 }));
+  const mib = (n) => `${(n / 1048576).toFixed(0)} MiB`;
+  row(`response.text() of ${mib(b.bytes.text)} (kiln run)`, fmtMs(b.kiln.text), '< 1 s', `Node fetch: ${fmtMs(b.node.text)}`);
+  row(`response.json() of ${mib(b.bytes.json)} (kiln run)`, fmtMs(b.kiln.json), '< 1 s', `Node fetch: ${fmtMs(b.node.json)}`);
+  row('TextEncoder + TextDecoder over 10 MiB in a guest', fmtMs(b.kiln.decode), '', '');
+}
+
 // ---- a warm process: a new session, a second artifact --------------------------------------------------
 const engine = await Engine.load();
 const artifact = await openArtifact(artifactFile, readFileSync(artifactFile), engine);

@@ -194,9 +194,15 @@
     get context() { return config.browser ? (this.#context ??= browserHandle(this.#inv, 'context')) : undefined; }
   }
 
+  // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
+  // the first line, the way a reader of the tool's error needs it.
   function errorText(e) {
-    if (e instanceof Error) return e.stack ? `${e.name}: ${e.message}\n${e.stack}` : `${e.name}: ${e.message}`;
-    return `Error: ${show(e, 0)}`;
+    if (!(e instanceof Error)) return `Error: ${show(e, 0)}`;
+    let head = `${e.name}: ${e.message}`;
+    for (let c = e.cause, depth = 0; c !== undefined && depth < 3; c = c instanceof Error ? c.cause : undefined, depth++) {
+      head += ` (cause: ${c instanceof Error ? `${c.name}: ${c.message}` : show(c, 1)})`;
+    }
+    return e.stack ? `${head}\n${e.stack}` : head;
   }
 
   function toJson(v) {

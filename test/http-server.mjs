@@ -1,10 +1,12 @@
 // A real HTTP server on 127.0.0.1 for the net tests. It records every request it sees, so a test can
 // prove that a refused request never reached it.
 import http from 'node:http';
+import zlib from 'node:zlib';
 
 export async function startServer(t) {
   const hits = [];
   const closed = []; // urls whose client went away mid-response
+  const waiting = new Map(); // /barrier key -> responses held until `n` requests with that key have arrived
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     hits.push({ method: req.method, path: url.pathname, headers: req.headers });
@@ -53,6 +55,28 @@ export async function startServer(t) {
           return res.end(req.headers.cookie ?? '(no cookie)');
         case '/hang':
           return;
+        case '/barrier': { // ?key=K&n=N: no response until N requests for K have arrived (proves they overlap)
+          const key = url.searchParams.get('key');
+          const held = [...(waiting.get(key) ?? []), res];
+          waiting.set(key, held);
+          if (held.length < Number(url.searchParams.get('n'))) return;
+          waiting.delete(key);
+          for (const r of held) r.end('met');
+          return;
+        }
+        case '/compressed': { // ?enc=gzip|deflate|br|gzip,br: the text compressed in those encodings, in order
+          const encodings = (url.searchParams.get('enc') ?? 'gzip').split(',');
+          let data = Buffer.from('compressed héllo '.repeat(200));
+          const codec = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+          for (const e of encodings) data = codec[e](data);
+          res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-encoding': encodings.join(', ') });
+          return res.end(data);
+        }
+        case '/bomb': { // ?mb=N: N MiB of zeros, gzipped to a few KiB
+          const data = zlib.gzipSync(Buffer.alloc(Number(url.searchParams.get('mb')) * 1024 * 1024), { level: 9 });
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' });
+          return res.end(data);
+        }
         default:
           res.writeHead(404);
           return res.end('not found');

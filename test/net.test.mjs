@@ -2,6 +2,7 @@
 // 127.0.0.1 that records every hit: "refused before the request was made" means the server saw nothing.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { buildFixture, call, kiln, mcp, serveArtifact, tempDir, waitUntil } from './helpers.mjs';
@@ -93,12 +94,14 @@ test('aborting mid-body cancels the request on the host; an aborted signal fails
   assert.equal(srv.count('/hello'), 0);
 });
 
-test('Promise.all of two slow requests takes about the time of one', async (t) => {
+test('Promise.all of two requests runs them at the same time on the host', async (t) => {
+  // The server answers neither request until both have arrived: run one after the other, they never finish.
   const srv = await startServer(t);
-  const client = await serve(t);
-  const r = await call(client, 'net.parallel', { url: `${srv.base}/slow?ms=500` });
+  const client = await serve(t, '[limits]\ntimeoutMs = 10000\n');
+  const r = await call(client, 'net.parallel', { url: `${srv.base}/barrier?key=p&n=2` });
   assert.equal(r.isError, false, r.text);
-  assert.ok(r.json.elapsedMs >= 490 && r.json.elapsedMs < 900, `two 500 ms requests took ${r.json.elapsedMs} ms`);
+  assert.deepEqual([r.json.a, r.json.b], ['met', 'met']);
+  assert.equal(srv.count('/barrier'), 2);
 });
 
 test('FormData is sent as multipart/form-data that a real parser reads back', async (t) => {
@@ -190,4 +193,68 @@ test('web APIs behave as the specs say: Headers, Response, URL, AbortSignal, Tex
   assert.deepEqual(r.blob, { size: 4, sliced: 'bc' });
   assert.equal(r.qs, 'a=1+2&b=%26%3D');
   assert.deepEqual(r.process, { env: { KILN_VISIBLE: 'yes' }, arch: 'wasm32', node: null, exit: 'process.exit() is not available to an extension' });
+});
+
+test('every request carries User-Agent, Accept and Accept-Encoding unless the guest set them; Accept-Encoding is always the host\'s', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const plain = await call(client, 'net.get', { url: `${srv.base}/echo` });
+  assert.equal(plain.isError, false, plain.text);
+  const sent = JSON.parse(plain.json.text).headers;
+  assert.match(sent['user-agent'], /^kiln\/\d+\.\d+\.\d+$/);
+  assert.equal(sent.accept, '*/*');
+  assert.equal(sent['accept-encoding'], 'gzip, deflate, br');
+  const own = await call(client, 'net.get', { url: `${srv.base}/echo`, init: { headers: { 'User-Agent': 'mine/1', accept: 'application/json', 'accept-encoding': 'identity' } } });
+  const ownSent = JSON.parse(own.json.text).headers;
+  assert.equal(ownSent['user-agent'], 'mine/1');
+  assert.equal(ownSent.accept, 'application/json');
+  assert.equal(ownSent['accept-encoding'], 'gzip, deflate, br', 'the host decodes what it asked for, so it alone sets Accept-Encoding');
+});
+
+test('gzip, deflate, br and stacked encodings are decoded before the guest reads the body; the header stays', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  for (const enc of ['gzip', 'deflate', 'br', 'gzip,br']) {
+    const r = await call(client, 'net.get', { url: `${srv.base}/compressed?enc=${enc}` });
+    assert.equal(r.isError, false, `${enc}: ${r.text}`);
+    assert.equal(r.json.text, 'compressed héllo '.repeat(200), enc);
+    assert.deepEqual(r.json.headers.find(([k]) => k === 'content-encoding'), ['content-encoding', enc.replace(',', ', ')]);
+  }
+});
+
+test('a decompression bomb is stopped at maxResponseBytes of decoded bytes', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t, '[net]\nmaxResponseBytes = 1048576\n');
+  const r = await call(client, 'net.get', { url: `${srv.base}/bomb?mb=256` });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /larger than 1048576 bytes .*maxResponseBytes/);
+  const ok = await call(client, 'net.get', { url: `${srv.base}/hello` });
+  assert.equal(ok.isError, false, 'the session goes on');
+});
+
+test('a request that cannot be made rejects with TypeError("fetch failed") and the detail as its cause; refusals stay PermissionError', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const closedPort = await new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+  const refused = await call(client, 'net.failure', { url: `http://127.0.0.1:${closedPort}/` });
+  assert.equal(refused.json.name, 'TypeError');
+  assert.equal(refused.json.isTypeError, true);
+  assert.equal(refused.json.message, 'fetch failed');
+  assert.match(refused.json.cause.message, /ECONNREFUSED/);
+  const denied = await call(client, 'net.failure', { url: 'http://example.invalid/' });
+  assert.equal(denied.json.name, 'PermissionError');
+  assert.equal(srv.hits.length, 0);
+});
+
+test('data: URLs are answered in the guest, without allow.net and without the network', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const text = await call(client, 'net.none', { url: 'data:,hello%20world' });
+  assert.equal(text.isError, false, text.text);
+  assert.equal(text.json.text, 'hello world');
+  assert.deepEqual(text.json.headers, [['content-type', 'text/plain;charset=US-ASCII']]);
+  const b64 = await call(client, 'net.none', { url: 'data:application/json;base64,eyJhIjoxfQ==' });
+  assert.equal(b64.json.text, '{"a":1}');
+  assert.deepEqual(b64.json.headers, [['content-type', 'application/json']]);
+  assert.equal(srv.hits.length, 0);
 });

@@ -1,4 +1,4 @@
-// URL and URLSearchParams: parsing is the host's WHATWG parser (runtime.parse-url); the setters recompose.
+// URL and URLSearchParams: parsing and every setter run in the host's WHATWG URL (runtime.parse-url, set-url-part).
 import { $, host } from './internal.js';
 import { utf8Encode } from './encoding.js';
 
@@ -7,17 +7,21 @@ import { utf8Encode } from './encoding.js';
 const formEncode = (s) => encodeURIComponent(String(s).toWellFormed()).replace(/%20/g, '+').replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 function formDecode(s) {
   const t = s.replace(/\+/g, ' ');
-  if (!t.includes('%')) return t;
-  const bytes = utf8Encode(t);
+  return t.includes('%') ? host.native.utf8Decode(percentDecode(t), false, false) : t;
+}
+
+/** The URL Standard's percent-decode: the bytes of `s` with each valid %XX replaced by its byte. */
+function percentDecode(s) {
+  const bytes = utf8Encode(s);
   const out = new Uint8Array(bytes.length);
   let n = 0;
-  const hexValue = (b) => (b >= 48 && b <= 57 ? b - 48 : b >= 65 && b <= 70 ? b - 55 : b >= 97 && b <= 102 ? b - 87 : -1);
+  const hex = (b) => (b >= 48 && b <= 57 ? b - 48 : b >= 65 && b <= 70 ? b - 55 : b >= 97 && b <= 102 ? b - 87 : -1);
   for (let i = 0; i < bytes.length; i++) {
-    const hi = bytes[i] === 37 && i + 2 < bytes.length ? hexValue(bytes[i + 1]) : -1;
-    const lo = hi >= 0 ? hexValue(bytes[i + 2]) : -1;
+    const hi = bytes[i] === 37 && i + 2 < bytes.length ? hex(bytes[i + 1]) : -1;
+    const lo = hi >= 0 ? hex(bytes[i + 2]) : -1;
     if (lo >= 0) { out[n++] = hi * 16 + lo; i += 2; } else out[n++] = bytes[i];
   }
-  return host.native.utf8Decode(out.subarray(0, n), false, false);
+  return out.slice(0, n);
 }
 class URLSearchParams {
   constructor(init = '') {
@@ -94,4 +98,4 @@ function updateSearch(url, query) {
   setPart(url, SETTERS.indexOf('search'), query);
 }
 
-export { URL, URLSearchParams };
+export { URL, URLSearchParams, percentDecode };

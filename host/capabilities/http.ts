@@ -16,9 +16,16 @@ import type { CookieJar } from 'tough-cookie';
 import type { Agent } from 'undici';
 import { KilnError, PermissionError } from '../errors.js';
 import { addressAllowed, checkUrl, normaliseHost, type NetPolicy } from './net.js';
+import { kilnVersion } from '../version.js';
 
 export class HttpError extends KilnError {
   override name = 'HttpError';
+}
+
+/** A session's own limit refused the request before it was made (not a network failure: the guest's fetch
+ *  rejects with this, not with TypeError). */
+export class LimitError extends KilnError {
+  override name = 'LimitError';
 }
 
 export class AbortError extends KilnError {
@@ -42,7 +49,29 @@ export interface FetchHead {
 }
 
 /** Request headers the guest may not set: the host frames the connection itself. */
-const FORBIDDEN = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
+// accept-encoding is the host's: it decodes what it asks for, so a guest cannot ask for an encoding the host
+// would hand over undecoded (as browsers forbid the header too).
+const FORBIDDEN = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection', 'accept-encoding']);
+/** What every request carries unless the guest set it (User-Agent: real APIs refuse requests without one). */
+const defaultHeaders = (): [string, string][] => [['user-agent', `kiln/${kilnVersion()}`], ['accept', '*/*'], ['accept-encoding', 'gzip, deflate, br']];
+
+/** The body as the guest reads it: decoded from its content-encoding(s) (gzip, deflate, br; others are passed
+ *  through as they are). The size cap counts decoded bytes, so a small compressed body that inflates past
+ *  maxResponseBytes is stopped there: zlib hands out its output in 16 KiB chunks. */
+function decodedBody(stream: NodeJS.ReadableStream & { destroy(): void }, encoding: string | undefined): NodeJS.ReadableStream & { destroy(): void } {
+  const codings = (encoding ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c && c !== 'identity');
+  if (codings.length === 0) return stream;
+  const zlib = load('node:zlib') as typeof import('node:zlib');
+  const decoders = [];
+  for (const c of codings.reverse()) {
+    if (c === 'gzip' || c === 'x-gzip') decoders.push(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    else if (c === 'deflate') decoders.push(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    else if (c === 'br') decoders.push(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH }));
+    else return stream; // an encoding the host did not ask for: the guest gets the bytes as sent
+  }
+  const { pipeline } = load('node:stream') as typeof import('node:stream');
+  return (pipeline as any)(stream, ...decoders, () => {}) as NodeJS.ReadableStream & { destroy(): void };
+}
 
 interface OpenBody {
   owner: string;
@@ -134,7 +163,7 @@ export class HttpSession {
     const req = parseRequest(raw);
     let url = this.check(tool, req.url, net);
     if (this.inFlight >= this.policy.maxConcurrent) {
-      throw new HttpError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
+      throw new LimitError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
     }
     this.inFlight++;
     let released = false;
@@ -145,7 +174,8 @@ export class HttpSession {
     try {
       let method = req.method;
       let payload: Uint8Array | undefined = body.length ? body : undefined;
-      const headers = req.headers.filter(([k]) => !FORBIDDEN.has(k.toLowerCase()));
+      const given = req.headers.filter(([k]) => !FORBIDDEN.has(k.toLowerCase()));
+      const headers = [...given, ...defaultHeaders().filter(([k]) => !given.some(([g]) => g.toLowerCase() === k))];
       for (let hop = 0; ; hop++) {
         const cookie = await this.jar.getCookieString(url.href);
         const sent = cookie ? [...headers.filter(([k]) => k.toLowerCase() !== 'cookie'), ['cookie', cookie] as [string, string]] : headers;
@@ -185,7 +215,8 @@ export class HttpSession {
           continue;
         }
         const id = this.nextBody++;
-        const stream = res.body;
+        const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
+        const stream = bodiless ? res.body : decodedBody(res.body, resHeaders.find(([k]) => k === 'content-encoding')?.[1]);
         this.bodies.set(id, {
           owner,
           iterator: stream[Symbol.asyncIterator](),

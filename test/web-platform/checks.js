@@ -190,6 +190,22 @@ const CHECKS = [
   ['response BOM text', async () => cps(await new Response(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])).text())],
   ['response formData body', async () => { const fd = new FormData(); fd.append('a', '1'); const r = new Response(fd); return /^multipart\/form-data; boundary=/.test(r.headers.get('content-type')); }],
 
+  // ---- fetch of data: URLs (no network) ----
+  ['fetch data: plain', async () => { const r = await fetch('data:,hi%20there'); return [r.status, r.statusText, r.ok, r.headers.get('content-type'), await r.text(), r.url]; }],
+  ['fetch data: base64 and fragment', async () => { const r = await fetch('data:text/plain;base64,aGk=#frag'); return [r.headers.get('content-type'), await r.text(), r.url]; }],
+  ['fetch data: percent in base64', async () => (await fetch('data:;base64,%61Gk=')).text()],
+  ['fetch data: empty mime', async () => (await fetch('data:;base64,aGk=')).headers.get('content-type')],
+  ['fetch data: charset only', async () => { const r = await fetch('data:;charset=utf-8,%C3%A9'); return [r.headers.get('content-type'), await r.text()]; }],
+  ['fetch data: spaces around base64', async () => { const r = await fetch('data:  text/html ;base64 ,aGk='); return [r.headers.get('content-type'), await r.text()]; }],
+  ['fetch data: mime normalised', async () => (await fetch('data:TEXT/Plain;Charset=UTF-8;x="a b",z')).headers.get('content-type')],
+  ['fetch data: invalid mime', async () => (await fetch('data:nonsense,z')).headers.get('content-type')],
+  ['fetch data: bad base64', async () => fetch('data:text/plain;base64,a')],
+  ['fetch data: no comma', async () => fetch('data:nocomma')],
+  ['fetch data: POST', async () => { const r = await fetch('data:,x', { method: 'POST', body: 'y' }); return [r.status, await r.text()]; }],
+  ['fetch data: binary', async () => Array.from(new Uint8Array(await (await fetch('data:application/octet-stream;base64,AAH/')).arrayBuffer()))],
+  ['fetch data: json', async () => (await fetch('data:application/json,%7B%22a%22%3A1%7D')).json()],
+  ['fetch data: error class', async () => { try { await fetch('data:x'); } catch (e) { return [e instanceof TypeError, e.message, e.cause instanceof Error]; } }],
+
   // ---- Blob / File / FormData ----
   ['blob parts', async () => { const b = new Blob(['ab', new Uint8Array([99]), new Blob(['d'])]); return [b.size, await b.text()]; }],
   ['blob type lowercased', () => new Blob([], { type: 'Text/Plain' }).type],
