@@ -40,24 +40,10 @@
     return e;
   }
 
-  // ---- console -----------------------------------------------------------------------------------
-  function show(v, depth) {
-    if (typeof v === 'string') return depth ? JSON.stringify(v) : v;
-    if (v instanceof Error) return v.stack ? `${v.name}: ${v.message}\n${v.stack}` : `${v.name}: ${v.message}`;
-    if (typeof v === 'function') return `[Function ${v.name || 'anonymous'}]`;
-    if (typeof v === 'bigint') return `${v}n`;
-    if (v === null || typeof v !== 'object') return String(v);
-    try {
-      return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `${x}n` : x));
-    } catch {
-      return Object.prototype.toString.call(v);
-    }
-  }
-  const LEVEL = { debug: 0, log: 1, info: 1, warn: 2, error: 3 };
-  const console = {};
-  for (const [k, level] of Object.entries(LEVEL))
-    console[k] = (...a) => native.log(level, a.map((x) => show(x, 0)).join(' '));
-  define('console', console);
+  // ---- the web platform (guest/web/): fetch, URL, streams, console, crypto, process, ... ---------------
+  const web = kilnInstallWeb(native, { define, startOp, current: () => current });
+  const show = (v) => (typeof v === 'string' ? v : web.inspect(v));
+  define('console', web.makeConsole());
 
   // ---- timers ------------------------------------------------------------------------------------
   // A timer is an op of the host (runtime.sleep); like every op it does not outlive the call that set it.
@@ -65,7 +51,7 @@
   const timers = new Map(); // timer id -> true while armed
   let nextTimer = 1;
   const uncaught = (e) => {
-    const text = e instanceof Error ? `${e.name}: ${e.message}${e.stack ? `\n${e.stack}` : ''}` : show(e, 1);
+    const text = e instanceof Error ? `${e.name}: ${e.message}${e.stack ? `\n${e.stack}` : ''}` : show(e);
     native.log(3, `Uncaught ${text}`);
   };
   function arm(id, delay, onFire) {
@@ -155,8 +141,6 @@
     has: () => true,
   }));
 
-  // ---- the web platform (guest/web/): fetch, URL, streams, process, ... ------------------------------
-  const web = kilnInstallWeb(native, { define, startOp, current: () => current });
 
   // ---- BDD registration surface (recorded; consumed by the bdd host) -----------------------------
   const record = (kind) => (...a) => { steps.push({ kind, pattern: typeof a[0] === 'string' ? a[0] : String(a[0]) }); };
@@ -197,10 +181,10 @@
   // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
   // the first line, the way a reader of the tool's error needs it.
   function errorText(e) {
-    if (!(e instanceof Error)) return `Error: ${show(e, 0)}`;
+    if (!(e instanceof Error)) return `Error: ${show(e)}`;
     let head = `${e.name}: ${e.message}`;
     for (let c = e.cause, depth = 0; c !== undefined && depth < 3; c = c instanceof Error ? c.cause : undefined, depth++) {
-      head += ` (cause: ${c instanceof Error ? `${c.name}: ${c.message}` : show(c, 1)})`;
+      head += ` (cause: ${c instanceof Error ? `${c.name}: ${c.message}` : show(c)})`;
     }
     return e.stack ? `${head}\n${e.stack}` : head;
   }

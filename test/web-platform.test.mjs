@@ -45,3 +45,14 @@ test('at least 250 web-platform checks give the same result in a guest as in Nod
   // So is a rejection no handler took by the time the job queue ran dry.
   assert.match(guestRun.stderr, /Uncaught \(in promise\) Error: unhandled in check\n\s+at .*checks\.js:\d+:\d+/);
 });
+
+test('console.log prints values as Node does: util.format placeholders and util.inspect basics, line by line', async () => {
+  const file = join(root, 'test/web-platform/console.js');
+  const node = await new Promise((resolve, reject) => execFile(process.execPath, [file], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+  const guest = await kiln(['run', file]);
+  assert.equal(guest.code, 0, guest.stderr);
+  const printed = guest.stderr.replace(/^\[script (log|info)\] /gm, '');
+  const nodeLines = node.split('\n'), guestLines = printed.split('\n');
+  assert.ok(nodeLines.length > 90, `only ${nodeLines.length} lines`);
+  for (let i = 0; i < nodeLines.length; i++) assert.equal(guestLines[i], nodeLines[i], `line ${i + 1}`);
+});

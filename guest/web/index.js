@@ -22,6 +22,7 @@ import { configure } from './process.js';
 import { atob, btoa } from './base64.js';
 import { crypto, Crypto, CryptoKey, SubtleCrypto } from './crypto.js';
 import { structuredClone } from './clone.js';
+import { inspect, makeConsole } from './console.js';
 
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
 export function installWeb(native, api) {
@@ -32,5 +33,5 @@ export function installWeb(native, api) {
     CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream,
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
-  return { requestClient, configure };
+  return { requestClient, configure, inspect, makeConsole };
 }
