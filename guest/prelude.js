@@ -28,7 +28,24 @@
 
   // "Name: message" from the host, optionally followed by "\n    at ..." frames (a failed plugins[] callee's
   // own stack, already mapped to its sources): those frames become the error's stack.
+  // '{"name", "message", "fields"}': an error with fields of its own (CommandError's exitCode, signal, stdout,
+  // stderr), each copied only if it is a string, a number or null.
+  const ERROR_FIELDS = ['exitCode', 'signal', 'stdout', 'stderr'];
   function hostError(text) {
+    if (text.startsWith('{')) {
+      try {
+        const { name, message, fields } = JSON.parse(text);
+        const e = new Error(String(message));
+        e.name = String(name);
+        for (const k of ERROR_FIELDS) {
+          const v = fields && fields[k];
+          if (v === null || typeof v === 'string' || typeof v === 'number') e[k] = v;
+        }
+        return e;
+      } catch {
+        // not ours: read it as "Name: message" below
+      }
+    }
     const nl = text.indexOf('\n    at ');
     const head = nl < 0 ? text : text.slice(0, nl);
     let name = 'Error', message = head;

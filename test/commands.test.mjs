@@ -223,3 +223,17 @@ for (const [run, expected] of templates) {
     assert.match(r.stderr, expected);
   });
 }
+
+test('a failed command throws a CommandError with exitCode, signal, stdout and stderr', async (t) => {
+  const { client } = await serve(t);
+  const failed = (await call(client, 'cmd.caught', { name: 'fail' })).json;
+  assert.deepEqual(failed, {
+    name: 'CommandError', message: 'command "fail" exited with code 3: oops', isError: true,
+    exitCode: 3, signal: null, stdout: '', stderr: 'oops', // output as the command's result is: final newline stripped
+  });
+  const ok = (await call(client, 'cmd.caught', { name: 'text' })).json;
+  assert.equal(ok, 'padded', 'a command that succeeds returns its output, not an error');
+  const missing = (await call(client, 'cmd.caught', { name: 'missingProgram' })).json;
+  assert.equal(missing.name, 'CommandError');
+  assert.equal(missing.exitCode, undefined, 'a command that never ran has no exit code');
+});

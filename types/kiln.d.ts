@@ -1,5 +1,7 @@
-// Types for kiln extensions: the globals a guest has (docs/extensions.md). Reference this file from an
-// extension's tsconfig ("types"/"include") or with /// <reference path="…/kiln.d.ts" />.
+// Types for kiln extensions: exactly the globals a guest has (docs/extensions.md) — the extension API here,
+// the web platform in web.d.ts. Extend types/tsconfig.json (ES2024, no DOM: what type-checks there runs in a
+// guest), or reference this file with /// <reference path="…/kiln.d.ts" />.
+/// <reference path="./web.d.ts" />
 export {};
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -98,6 +100,16 @@ interface KilnContext<A = any> {
 type KilnHandler<A = any> = (ctx: KilnContext<A>) => unknown;
 
 declare global {
+  /** What a failed `commands.run` rejects with (name "CommandError"). exitCode, signal, stdout and stderr are
+   *  set when the command ran and ended badly (exitCode null when a signal killed it). */
+  interface CommandError extends Error {
+    name: 'CommandError';
+    exitCode?: number | null;
+    signal?: string | null;
+    stdout?: string;
+    stderr?: string;
+  }
+
   function defineTool<A = any>(manifest: KilnToolManifest<A> & { handler: KilnHandler<A> }): void;
   function defineTool<A = any>(manifest: KilnToolManifest<A>, handler: KilnHandler<A>): void;
 
@@ -121,4 +133,21 @@ declare global {
   function Given(pattern: string | RegExp, ...rest: unknown[]): void;
   function When(pattern: string | RegExp, ...rest: unknown[]): void;
   function Then(pattern: string | RegExp, ...rest: unknown[]): void;
+  function And(pattern: string | RegExp, ...rest: unknown[]): void;
+  function But(pattern: string | RegExp, ...rest: unknown[]): void;
+  function defineStep(pattern: string | RegExp, ...rest: unknown[]): void;
+  function Before(...rest: unknown[]): void;
+  function After(...rest: unknown[]): void;
+  function BeforeAll(...rest: unknown[]): void;
+  function AfterAll(...rest: unknown[]): void;
+  function BeforeStep(...rest: unknown[]): void;
+  function AfterStep(...rest: unknown[]): void;
+  function defineParameterType(options: { name: string; regexp: RegExp | string | readonly (RegExp | string)[]; transformer?: (...match: string[]) => unknown; [key: string]: unknown }): void;
+  function setDefaultTimeout(milliseconds: number): void;
+  function setDefinitionFunctionWrapper(wrapper: (fn: Function) => Function): void;
+  function setWorldConstructor(world: unknown): void;
+  function setParallelCanAssign(fn: unknown): void;
+
+  /** QuickJS's own error class (for example "InternalError: stack overflow"). */
+  class InternalError extends Error {}
 }

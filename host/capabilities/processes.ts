@@ -29,8 +29,13 @@ export const MAX_PERSISTENT = 16;
 export const MAX_RUNNING = 16;
 const STDERR_TAIL = 2048;
 
+/** A command that failed. When it ran and ended badly, `fields` are what the guest's CommandError exposes:
+ *  exitCode (null when a signal killed it), signal, and its stdout and stderr (each at most 8 MiB). */
 export class CommandError extends KilnError {
   override name = 'CommandError';
+  constructor(message: string, readonly fields?: { exitCode: number | null; signal: string | null; stdout: string; stderr: string }) {
+    super(message);
+  }
 }
 
 /** The child's environment: PATH, and the listed names that are set on the server. Nothing else. */
@@ -155,9 +160,13 @@ function outcome(name: string, spec: CommandSpec, inv: Invocation, result: unkno
   const stderr = decode(r.stderr);
   if (stopped) throw new CommandError(`command "${name}" ${stopped}; it and everything it started were killed`);
   if (r.isMaxBuffer) throw new CommandError(`command "${name}" printed more than ${OUTPUT_LIMIT / 1048576} MiB; it was killed`);
-  if (r.exitCode === undefined && r.signal) throw new CommandError(`command "${name}" was killed by ${r.signal}${stderr ? `: ${tail(stderr, STDERR_TAIL)}` : ''}`);
+  if (r.exitCode === undefined && r.signal) {
+    throw new CommandError(`command "${name}" was killed by ${r.signal}${stderr ? `: ${tail(stderr, STDERR_TAIL)}` : ''}`, { exitCode: null, signal: String(r.signal), stdout, stderr });
+  }
   if (r.failed && r.exitCode === undefined) throw new CommandError(`command "${name}" could not start: ${r.originalMessage ?? r.shortMessage ?? 'unknown error'}`);
-  if (r.exitCode !== 0) throw new CommandError(`command "${name}" exited with code ${r.exitCode}${stderr ? `: ${tail(stderr, STDERR_TAIL)}` : ''}`);
+  if (r.exitCode !== 0) {
+    throw new CommandError(`command "${name}" exited with code ${r.exitCode}${stderr ? `: ${tail(stderr, STDERR_TAIL)}` : ''}`, { exitCode: r.exitCode, signal: null, stdout, stderr });
+  }
   return shape(name, spec, stdout);
 }
 

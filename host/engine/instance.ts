@@ -112,6 +112,10 @@ function errorText(e: unknown): string {
   // A tool called through plugins[...] failed: the caller gets the callee's own "Name: message\nstack" (its
   // frames already mapped to the callee's sources), so the caller's error shows where it really failed.
   if (e instanceof ToolError) return e.detail;
+  // An error with fields for the guest (CommandError's exitCode, stdout, ...) travels as JSON; the prelude
+  // makes an Error of that name with those fields.
+  const fields = (e as { fields?: unknown })?.fields;
+  if (e instanceof KilnError && fields && typeof fields === 'object') return JSON.stringify({ name: e.name, message: e.message, fields });
   if (e instanceof KilnError) return `${e.name}: ${e.message}`;
   if (e instanceof Error) return `Error: ${e.message}`;
   return `Error: ${String(e)}`;

@@ -7,7 +7,7 @@
 // session is placed on this worker (guest reads are synchronous); every change is mirrored to the main thread,
 // which hands the latest copy to the next worker the session is placed on.
 import { parentPort, workerData } from 'node:worker_threads';
-import { KilnError } from '../errors.js';
+import { KilnError, ToolError } from '../errors.js';
 import { checkVarsSet } from '../vars.js';
 import { Engine } from './engine.js';
 import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js';
@@ -36,10 +36,12 @@ export interface WireError {
   name: string;
   message: string;
   detail?: string;
+  /** What the guest's error exposes besides name and message (CommandError: exitCode, stdout, ...). */
+  fields?: unknown;
 }
 
 export function toWire(e: unknown): WireError {
-  if (e instanceof KilnError) return { name: e.name, message: e.message, detail: (e as any).detail };
+  if (e instanceof KilnError) return { name: e.name, message: e.message, detail: (e as any).detail, fields: (e as any).fields };
   return { name: 'Error', message: e instanceof Error ? e.message : String(e) };
 }
 
@@ -69,8 +71,10 @@ if (parentPort && workerData?.kilnWorker) {
   let nextReq = 1;
 
   const fromWire = (w: WireError) => {
+    if (w.name === 'ToolError') return new ToolError(w.message, w.detail ?? w.message);
     const e = new KilnError(w.message);
     e.name = w.name;
+    if (w.fields !== undefined) Object.assign(e, { fields: w.fields });
     return e;
   };
 
