@@ -10,6 +10,7 @@ import { ExtensionLoadError, GuestCrashError, TimeoutError } from './errors.js';
 import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
+import { mappedLog } from './guest-log.js';
 import { checkVarsSet } from './vars.js';
 
 let nextSessionKey = 1;
@@ -169,10 +170,10 @@ export class Session {
   }
 
   private async create(ext: LoadedExtension, onOp: OpHandler, memory: number): Promise<GuestHandle> {
-    const log = (level: string, message: string) => {
+    const log = mappedLog(() => ext.artifact.mapper(), (level, message) => {
       this.onLog(ext, level, message);
       for (const fn of this.logListeners) fn(level, message);
-    };
+    });
     const config = {
       host: ext.hostKind ?? this.host,
       platform: process.platform,

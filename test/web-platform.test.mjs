@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { kiln, root } from './helpers.mjs';
+import { writeFileSync } from 'node:fs';
+import { kiln, root, tempDir } from './helpers.mjs';
 
 const KNOWN_DIFFERENCES = {
   'subtle hmac not extractable': 'Node names the DOMException "InvalidAccessException"; the Web Crypto standard, and kiln, "InvalidAccessError"',
@@ -55,4 +56,24 @@ test('console.log prints values as Node does: util.format placeholders and util.
   const nodeLines = node.split('\n'), guestLines = printed.split('\n');
   assert.ok(nodeLines.length > 90, `only ${nodeLines.length} lines`);
   for (let i = 0; i < nodeLines.length; i++) assert.equal(guestLines[i], nodeLines[i], `line ${i + 1}`);
+});
+
+test('uncaught errors of an extension are logged with stacks mapped to its own source, without kiln\'s frames', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'late.ts'), [
+    '// line 1',
+    'type X = { a: number };',
+    "defineTool({ name: 'late.go', handler: async () => {",
+    "  setTimeout(() => { const x: X = { a: 1 }; throw new Error('late ' + x.a); }, 0);",
+    "  Promise.reject(new RangeError('nobody'));",
+    '  await new Promise((r) => setTimeout(r, 20));',
+    "  return 'ok';",
+    '} });',
+  ].join('\n'));
+  writeFileSync(join(dir, 'go.js'), "await plugins['late.go']()");
+  const r = await kiln(['run', join(dir, 'go.js'), join(dir, 'late.ts')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /Uncaught \(in promise\) RangeError: nobody\n\s+at handler \(late\.ts:5:\d+\)/);
+  assert.match(r.stderr, /Uncaught Error: late 1\n\s+at .*\(late\.ts:4:\d+\)/);
+  assert.doesNotMatch(r.stderr, /bundle:|kiln:prelude/);
 });
