@@ -162,15 +162,16 @@ export async function buildEngine() {
   // The snapshot: runtime, context and the evaluated prelude, taken once here instead of in every instance.
   const snap = join(work, 'engine.snap.wasm');
   await run(wizerBinary(), ['--allow-wasi', '--init-func', 'kiln-init', '-o', snap, raw], work);
-  const { mergeDataSegments } = await import(pathToFileURL(join(root, 'dist/host/engine/wasm-binary.js')).href);
-  const merged = mergeDataSegments(readFileSync(snap), SEGMENT_GAP);
-  const core = join(outDir, 'engine.core.wasm');
-  const mergedFile = join(work, 'engine.merged.wasm');
-  writeFileSync(mergedFile, merged.module);
-  log(`snapshot: ${merged.before} data segments merged into ${merged.after}`);
   // binaryen's size optimisations over the whole linked module (clang optimises per file): about 100 KB less
   // code for V8 to compile in every process, at equal speed (measured with bench/peers: fib, sort, sieve).
-  await run(join(root, 'node_modules/binaryen/bin/wasm-opt'), [...WASM_OPT_FEATURES, '-Os', mergedFile, '-o', core], work);
+  const optimised = join(work, 'engine.opt.wasm');
+  await run(join(root, 'node_modules/binaryen/bin/wasm-opt'), [...WASM_OPT_FEATURES, '-Os', snap, '-o', optimised], work);
+  // Then the data segments (wasm-opt's memory packing splits them again around every run of zeros).
+  const { mergeDataSegments } = await import(pathToFileURL(join(root, 'dist/host/engine/wasm-binary.js')).href);
+  const merged = mergeDataSegments(readFileSync(optimised), SEGMENT_GAP);
+  const core = join(outDir, 'engine.core.wasm');
+  writeFileSync(core, merged.module);
+  log(`snapshot: ${merged.before} data segments merged into ${merged.after}`);
   const { componentEmbed, componentNew, transpile } = await import('@bytecodealliance/jco');
   const witSource = readFileSync(join(root, 'wit/kiln.wit'), 'utf8');
   const embedded = await componentEmbed({ binary: readFileSync(core), witSource, world: 'extension' });
