@@ -1,7 +1,8 @@
-// Bundling an extension: rollup resolves its whole import graph (relative files and node_modules packages),
-// strips TypeScript, tree-shakes, and emits one ES module with a source map. No Node builtin may remain:
-// QuickJS has none, and an unresolved import fails the build with the importing file named.
+// Bundling an extension: rollup resolves its whole import graph (relative files, JSON files and node_modules
+// packages), strips TypeScript, tree-shakes, and emits one ES module with a source map. No Node builtin may
+// remain: QuickJS has none, and an unresolved import fails the build with the importing file named.
 import commonjsPlugin from '@rollup/plugin-commonjs';
+import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import sucrasePlugin from '@rollup/plugin-sucrase';
 import { basename, dirname, relative, resolve } from 'node:path';
@@ -13,6 +14,7 @@ import { checkNesting, NestingError } from './nesting.js';
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
 const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
+const json = jsonPlugin as unknown as typeof jsonPlugin.default;
 
 
 export interface Bundle {
@@ -84,7 +86,12 @@ export async function bundle(file: string): Promise<Bundle> {
       treeshake: true,
       plugins: [
         guard(entry, root, base),
-        nodeResolve({ extensions: SOURCE_EXTENSIONS, preferBuiltins: false, browser: false }),
+        nodeResolve({
+          extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
+          preferBuiltins: false,
+          browser: false,
+        }),
+        json({ preferConst: true }),
         commonjs(),
         sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
       ],
