@@ -1,6 +1,7 @@
 // Bundling an extension: rollup resolves its whole import graph (relative files, JSON files and node_modules
-// packages), strips TypeScript, tree-shakes, and emits one ES module with a source map. No Node builtin may
-// remain: QuickJS has none, and an unresolved import fails the build with the importing file named.
+// packages, preferring a package's browser build), strips TypeScript, tree-shakes, and emits one ES module
+// with a source map. No Node builtin may remain: QuickJS has none, and an unresolved import fails the build
+// with the importing file named.
 import commonjsPlugin from '@rollup/plugin-commonjs';
 import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
@@ -15,6 +16,11 @@ import { checkNesting, NestingError } from './nesting.js';
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
 const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
 const json = jsonPlugin as unknown as typeof jsonPlugin.default;
+
+/** Export conditions besides rollup's ('default', 'module', 'import'/'require'): a package's build for
+ *  browsers or web workers is the one that runs without Node builtins. 'production' is named so that the
+ *  builder's NODE_ENV never changes an artifact. 'node' is not a condition: its builds need Node. */
+const EXPORT_CONDITIONS = ['browser', 'worker', 'production'];
 
 
 export interface Bundle {
@@ -88,8 +94,9 @@ export async function bundle(file: string): Promise<Bundle> {
         guard(entry, root, base),
         nodeResolve({
           extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
-          preferBuiltins: false,
-          browser: false,
+          preferBuiltins: false, // an installed package named like a builtin (events, buffer, punycode) is used
+          browser: true, // the browser field: main entry and per-file replacements (a Node-only file -> false)
+          exportConditions: EXPORT_CONDITIONS,
         }),
         json({ preferConst: true }),
         commonjs(),
