@@ -50,9 +50,15 @@ export class Builder {
 
   /** Build one extension file. Every failure is an ExtensionLoadError naming the file and, where known, the line. */
   async build(file: string): Promise<Built> {
-    const source = readFileSync(file);
     const name = basename(file);
     const fail = (msg: string) => new ExtensionLoadError(file, msg);
+    let source: Buffer;
+    try {
+      source = readFileSync(file);
+    } catch (e: any) {
+      // A missing file, a directory: this file fails, with the reason, and the build goes on to the next.
+      throw fail(`cannot read it: ${e?.code === 'EISDIR' ? 'it is a directory' : e?.code === 'ENOENT' ? 'no such file' : String(e?.message ?? e)}`);
+    }
     let b;
     try {
       b = await (await import('./bundle.js')).bundle(file); // rollup loads only when an extension is built

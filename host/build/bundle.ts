@@ -1,10 +1,15 @@
-// Bundling an extension: rollup resolves its whole import graph (relative files and node_modules packages),
-// strips TypeScript, tree-shakes, and emits one ES module with a source map. No Node builtin may remain:
-// QuickJS has none, and an unresolved import fails the build with the importing file named.
+// Bundling an extension: rollup resolves its whole import graph (relative files, JSON files and node_modules
+// packages, preferring a package's browser build), strips TypeScript, tree-shakes, inlines dynamic imports, and
+// emits one ES module with a source map. No Node builtin may remain: QuickJS has none, and an import that
+// resolves to nothing fails the build naming the importing file and its package. No message carries one of
+// rollup's internal module ids (they start with a NUL byte).
 import commonjsPlugin from '@rollup/plugin-commonjs';
+import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import sucrasePlugin from '@rollup/plugin-sucrase';
-import { basename, dirname, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
 import { SOURCE_EXTENSIONS } from '../discovery.js';
 import { containmentViolation, extensionRoot } from './containment.js';
@@ -13,7 +18,15 @@ import { checkNesting, NestingError } from './nesting.js';
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
 const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
+const json = jsonPlugin as unknown as typeof jsonPlugin.default;
 
+/** Export conditions besides rollup's ('default', 'module', 'import'/'require'): a package's build for
+ *  browsers or web workers is the one that runs without Node builtins. 'production' is named so that the
+ *  builder's NODE_ENV never changes an artifact. 'node' is not a condition: its builds need Node. */
+const EXPORT_CONDITIONS = ['browser', 'worker', 'production'];
+
+/** Where the "way out" of a Node builtin import is documented. */
+const BUILTINS_DOC = 'docs/extensions.md, "Node builtins"';
 
 export interface Bundle {
   code: string;
@@ -30,10 +43,55 @@ function describe(log: RollupLog): string {
   return `${loc}${log.message}`;
 }
 
+/** The file behind one of rollup's module ids: plugins' virtual ids (`\0/path/x.js?commonjs-proxy`) are
+ *  NUL-prefixed and may carry a query. */
+const fileOf = (id: string) => id.replace(/^\0+/, '').replace(/\?.*$/, '');
+
+/** A rollup error's own message, without the "[plugin x] id (line:column): " rollup puts before it (its id is
+ *  relative to the process's working directory; the caller names the file relative to the extension). */
+function unaugmented(e: any): string {
+  let m = String(e?.message ?? e).replace(/^\[plugin [^\]]+\] /, '');
+  const id: unknown = e?.id ?? e?.loc?.file;
+  if (typeof id === 'string') {
+    const rel = isAbsolute(id) ? relative(process.cwd(), id) : id;
+    if (m.startsWith(rel)) m = m.slice(rel.length).replace(/^ \(\d+:\d+\)/, '').replace(/^: /, '');
+  }
+  return m;
+}
+
+/** `text` with every internal module id replaced by its file, and no NUL byte left. */
+const clean = (text: string) => text.replace(/\0([^\s"'`?]*)(\?[\w=&-]*)?/g, '$1').replaceAll('\0', '');
+
+/** The package a file belongs to (the directory after its last node_modules), with its version if known. */
+function packageOf(file: string): string | undefined {
+  const parts = file.split(sep);
+  const at = parts.lastIndexOf('node_modules');
+  if (at < 0 || at + 1 >= parts.length) return undefined;
+  const name = parts[at + 1].startsWith('@') ? parts.slice(at + 1, at + 3).join('/') : parts[at + 1];
+  try {
+    const version = JSON.parse(readFileSync(join(parts.slice(0, at + 1).join(sep), name, 'package.json'), 'utf8')).version;
+    return typeof version === 'string' && /^[\w.+-]{1,64}$/.test(version) ? `${name}@${version}` : name;
+  } catch {
+    return name;
+  }
+}
+
+/** Why `source`, imported by `importer`, resolved to nothing: a Node builtin (with the documented way out), or
+ *  neither a file nor an installed package. Names the importing file and its package. */
+function unresolvedMessage(source: string, importer: string | undefined, base: string): string {
+  const from = importer ? relative(base, importer) : undefined;
+  const pkg = importer ? packageOf(importer) : undefined;
+  const where = from ? ` (imported by ${from}${pkg ? `, in package ${pkg}` : ''})` : '';
+  if (!isBuiltin(source)) return `cannot import "${source}"${where}: it is not a file or an installed package`;
+  return `cannot import "${source}"${where}: it is a Node builtin, and extensions run in QuickJS with no Node builtins; ` +
+    (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers. ` : '') +
+    `For the network use fetch or the handler's request (allow.net), for files and processes a command in allow.commands: see ${BUILTINS_DOC}`;
+}
+
 /** Every module the bundle reads must be inside the extension's directory or its node_modules
  *  (containment.ts), and no module may nest deeper than the parsers survive (nesting.ts). This plugin comes
  *  first, so it sees each import before anything reads it and each module's code before anything parses it. */
-function guard(entry: string, root: string, base: string): Plugin {
+function guard(entry: string, root: string, base: string, unresolved: Map<string, string>): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -46,6 +104,10 @@ function guard(entry: string, root: string, base: string): Plugin {
     async resolveId(source, importer, options) {
       if (virtual(source)) return null;
       const r = await this.resolve(source, importer, { ...options, skipSelf: true });
+      // Nothing resolves it: remember who asked, for the message (the commonjs plugin turns the import into a
+      // virtual module of its own, which is all rollup's warning names). A require() inside try/catch stays a
+      // require() in the bundle (the package's optional dependency), which throws when it runs.
+      if (!r && importer && !virtual(importer) && !unresolved.has(source)) unresolved.set(source, path(importer));
       if (!r || r.external || virtual(r.id)) return r;
       const why = importer ? containmentViolation(root, path(r.id)) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
@@ -77,39 +139,53 @@ export async function bundle(file: string): Promise<Bundle> {
   const base = dirname(entry);
   const root = extensionRoot(entry);
   let failure: string | undefined;
+  const unresolved = new Map<string, string>(); // import -> the first real file that imported it
   let build;
   try {
     build = await rollup({
       input: entry,
       treeshake: true,
       plugins: [
-        guard(entry, root, base),
-        nodeResolve({ extensions: SOURCE_EXTENSIONS, preferBuiltins: false, browser: false }),
+        guard(entry, root, base, unresolved),
+        nodeResolve({
+          extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
+          preferBuiltins: false, // an installed package named like a builtin (events, buffer, punycode) is used
+          browser: true, // the browser field: main entry and per-file replacements (a Node-only file -> false)
+          exportConditions: EXPORT_CONDITIONS,
+        }),
+        json({ preferConst: true }),
         commonjs(),
         sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
       ],
       onLog(level, log) {
         if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') {
-          failure ??= `${log.exporter ? `cannot import "${log.exporter}"` : log.message}${log.id ? ` (from ${relative(base, log.id)})` : ''}: ` +
-            'it is not a file or an installed package, and extensions run in QuickJS with no Node builtins';
+          const source = log.exporter ?? '';
+          const importer = unresolved.get(source) ?? (log.id && !log.id.startsWith('\0') ? log.id : undefined);
+          failure ??= log.exporter ? unresolvedMessage(source, importer, base) : log.message;
         }
       },
     });
+    if (failure) throw new BundleError(failure);
+    const { output } = await build.generate({
+      format: 'es',
+      inlineDynamicImports: true, // an artifact is one module: `import()` of a bundled file resolves inside it
+      sourcemap: true,
+      sourcemapExcludeSources: true,
+      sourcemapPathTransform: (rel, mapPath) => relative(base, resolve(dirname(mapPath), rel)),
+      file: resolve(base, basename(entry) + '.bundle.js'),
+    });
+    const chunk = output[0];
+    return { code: chunk.code, map: JSON.parse(chunk.map!.toString()) };
   } catch (e: any) {
-    if (e instanceof BundleError) throw e;
-    if (e?.cause instanceof BundleError) throw e.cause;
-    throw new BundleError(e?.loc ? describe({ message: e.message, loc: { ...e.loc, file: relative(base, e.loc.file ?? e.id ?? entry) } } as RollupLog) : String(e?.message ?? e));
+    // Whatever rollup or a plugin throws, at any stage, fails this file with a message, never the process.
+    const b = e instanceof BundleError ? e : e?.cause instanceof BundleError ? e.cause : undefined;
+    if (b) throw new BundleError(clean(b.message));
+    const id: string | undefined = e?.loc?.file ?? e?.id;
+    const message = unaugmented(e) + (e?.cause?.message ? `: ${e.cause.message}` : '');
+    const file = relative(base, fileOf(id ?? entry));
+    const text = e?.loc ? describe({ message, loc: { ...e.loc, file } } as RollupLog) : id ? `${file}: ${message}` : message;
+    throw new BundleError(clean(text).replaceAll(base + sep, '')); // a plugin may name a file by its absolute path
+  } finally {
+    await build?.close();
   }
-  if (failure) throw new BundleError(failure);
-  const { output } = await build.generate({
-    format: 'es',
-    inlineDynamicImports: true, // an artifact is one module: `import()` of a bundled file resolves inside it
-    sourcemap: true,
-    sourcemapExcludeSources: true,
-    sourcemapPathTransform: (rel, mapPath) => relative(base, resolve(dirname(mapPath), rel)),
-    file: resolve(base, basename(entry) + '.bundle.js'),
-  });
-  await build.close();
-  const chunk = output[0];
-  return { code: chunk.code, map: JSON.parse(chunk.map!.toString()) };
 }

@@ -134,3 +134,24 @@ attack('bundle-toplevel-loop', 'a top-level infinite loop fails alone within [li
   const audit = (await call(client, 'kiln_extensions')).json;
   assert.ok(audit.failures.some((f) => /a-loop\.ts/.test(f.file) && /top level did not finish within 1000 ms/.test(f.error)), JSON.stringify(audit.failures));
 });
+
+// A package's browser build is preferred (bundle.ts): the browser field, as an entry point or as a file map,
+// is one more way to name a file, and is held to the same containment as `main`.
+attack('bundle-browser-field-escapes', 'a package whose "browser" entry points out of node_modules', async (t) => {
+  const dir = layout(t);
+  mkdirSync(join(dir, 'ext/node_modules/evil'), { recursive: true });
+  writeFileSync(join(dir, 'ext/node_modules/evil/package.json'), JSON.stringify({ name: 'evil', main: 'index.js', browser: '../../../secret/s.ts' }));
+  writeFileSync(join(dir, 'ext/node_modules/evil/index.js'), "export const s = 'harmless';\n");
+  writeFileSync(join(dir, 'ext/leak.ts'), leak('evil'));
+  await contained(t, dir);
+});
+
+attack('bundle-browser-map-escapes', 'a package whose "browser" map swaps its own file for one outside', async (t) => {
+  const dir = layout(t);
+  mkdirSync(join(dir, 'ext/node_modules/evil'), { recursive: true });
+  writeFileSync(join(dir, 'ext/node_modules/evil/package.json'), JSON.stringify({ name: 'evil', main: 'index.js', browser: { './lib.js': '../../../secret/s.ts' } }));
+  writeFileSync(join(dir, 'ext/node_modules/evil/index.js'), "export { s } from './lib.js';\n");
+  writeFileSync(join(dir, 'ext/node_modules/evil/lib.js'), "export const s = 'harmless';\n");
+  writeFileSync(join(dir, 'ext/leak.ts'), leak('evil'));
+  await contained(t, dir);
+});

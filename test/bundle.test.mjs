@@ -1,0 +1,195 @@
+// The bundler as packages meet it (host/build/bundle.ts): JSON imports, a package's browser or worker build
+// preferred, dynamic import() inlined wherever it is in the graph, and a Node builtin refused with a message
+// that names the importing file, its package and the way out. Each case is a real `kiln build` and a real
+// guest (`kiln run`, `kiln mcp`); the packages are small ones written into a temporary node_modules.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { call, kiln, mcp, tempDir } from './helpers.mjs';
+
+/** A directory holding `files` ({ relative path: text, or a value written as JSON }). */
+function tree(t, files) {
+  const dir = tempDir(t);
+  for (const [rel, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), typeof body === 'string' ? body : JSON.stringify(body));
+  }
+  return dir;
+}
+
+/** Build `dir/main` and call its tool `tool` with `args` through `kiln run`; resolves with the result. */
+async function buildAndCall(dir, main, tool, args = {}) {
+  const b = await kiln(['build', join(dir, main), '-o', join(dir, 'main.wasm')]);
+  assert.equal(b.code, 0, b.stderr);
+  writeFileSync(join(dir, 'call.js'), `await plugins[${JSON.stringify(tool)}](${JSON.stringify(args)})`);
+  const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'main.wasm')], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+/** No message may carry one of rollup's internal module ids (NUL-prefixed, with a plugin's query). */
+function assertNoInternalIds(text) {
+  assert.ok(!text.includes('\0'), `a NUL byte in: ${JSON.stringify(text)}`);
+  assert.doesNotMatch(text, /\\u\{0\}|\\0|\\x00|commonjs-(external|proxy|module)|\?commonjs|node-resolve:/, 'an internal module id');
+}
+
+test('JSON files are imported: default and named imports, require() with and without the extension, in packages', async (t) => {
+  const data = { name: 'kiln', list: [1, 2, { deep: true }], text: 'é€😀 "quoted"', 'not-an-identifier': 1 };
+  const dir = tree(t, {
+    'data.json': data,
+    'main.ts': `import data from './data.json';
+import { name, list } from './data.json';
+import tables from 'cjsjson';
+defineTool({ name: 'json.get', handler: () => ({ data, name, list, tables }) });
+`,
+    'node_modules/cjsjson/package.json': { name: 'cjsjson', version: '1.0.0', main: 'index.js' },
+    'node_modules/cjsjson/index.js': "module.exports = { table: require('./table'), v: require('./meta.json').v };\n",
+    'node_modules/cjsjson/table.json': [['a', 1], ['b', 2]],
+    'node_modules/cjsjson/meta.json': { v: '1.2.3' },
+  });
+  assert.deepEqual(await buildAndCall(dir, 'main.ts', 'json.get'), {
+    data, name: 'kiln', list: data.list, tables: { table: [['a', 1], ['b', 2]], v: '1.2.3' },
+  });
+});
+
+test('a malformed JSON file fails the build naming the file', async (t) => {
+  const dir = tree(t, { 'bad.json': '{"a": 1,, }', 'main.ts': "import d from './bad.json';\ndefineTool({ name: 'bad.json', handler: () => d });\n" });
+  const r = await kiln(['build', join(dir, 'main.ts'), '-o', join(dir, 'main.wasm')]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /main\.ts: .*bad\.json.*(JSON|Unexpected)/);
+  assertNoInternalIds(r.stderr);
+});
+
+test('a package\'s browser or worker build is preferred: export conditions, the browser field, its file map', async (t) => {
+  const dir = tree(t, {
+    'main.ts': `import cond from 'cond';
+import worker from 'wk';
+import field from 'bfield';
+import mapped from 'bmap';
+defineTool({ name: 'pick.which', handler: () => ({ cond, worker, field, mapped }) });
+`,
+    // exports conditions: "node" is never chosen, "browser" is
+    'node_modules/cond/package.json': { name: 'cond', version: '1.0.0', exports: { '.': { node: './node.js', browser: './browser.js', default: './default.js' } } },
+    'node_modules/cond/node.js': "import fs from 'node:fs';\nexport default 'node:' + typeof fs;\n",
+    'node_modules/cond/browser.js': "export default 'browser';\n",
+    'node_modules/cond/default.js': "export default 'default';\n",
+    // a "worker" build ahead of the Node-flavoured import build
+    'node_modules/wk/package.json': { name: 'wk', version: '1.0.0', exports: { '.': { worker: './worker.js', import: './import.js' } } },
+    'node_modules/wk/worker.js': "export default 'worker';\n",
+    'node_modules/wk/import.js': "import http from 'node:http';\nexport default 'import:' + typeof http;\n",
+    // the browser field as the main entry (a CommonJS package whose main needs Node)
+    'node_modules/bfield/package.json': { name: 'bfield', version: '1.0.0', main: 'main.js', browser: 'browser.js' },
+    'node_modules/bfield/main.js': "module.exports = 'main:' + typeof require('fs').readFileSync;\n",
+    'node_modules/bfield/browser.js': "module.exports = 'browser field';\n",
+    // the browser field as a map: a Node-only file replaced, a builtin replaced by an empty module
+    'node_modules/bmap/package.json': { name: 'bmap', version: '1.0.0', main: 'index.js', browser: { './lib/node.js': './lib/web.js', fs: false } },
+    'node_modules/bmap/index.js': "const fs = require('fs');\nmodule.exports = [typeof fs, typeof fs.readFileSync, require('./lib/node.js')];\n",
+    'node_modules/bmap/lib/node.js': "module.exports = require('child_process').execSync('id').toString();\n",
+    'node_modules/bmap/lib/web.js': "module.exports = 'web';\n",
+  });
+  assert.deepEqual(await buildAndCall(dir, 'main.ts', 'pick.which'), { cond: 'browser', worker: 'worker', field: 'browser field', mapped: ['object', 'undefined', 'web'] });
+});
+
+test('the builder\'s NODE_ENV never changes an artifact: the "production" condition is always the one chosen', async (t) => {
+  const dir = tree(t, {
+    'main.ts': "import mode from 'envpkg';\ndefineTool({ name: 'env.mode', handler: () => mode });\n",
+    'node_modules/envpkg/package.json': { name: 'envpkg', version: '1.0.0', exports: { '.': { development: './dev.js', production: './prod.js', default: './default.js' } } },
+    'node_modules/envpkg/dev.js': "export default 'development';\n",
+    'node_modules/envpkg/prod.js': "export default 'production';\n",
+    'node_modules/envpkg/default.js': "export default 'default';\n",
+  });
+  const dev = await kiln(['build', join(dir, 'main.ts'), '-o', join(dir, 'dev.wasm')], { env: { NODE_ENV: 'development' } });
+  assert.equal(dev.code, 0, dev.stderr);
+  assert.equal(await buildAndCall(dir, 'main.ts', 'env.mode'), 'production');
+  assert.equal(dev.stdout.split(' ')[0], createHash('sha256').update(readFileSync(join(dir, 'main.wasm'))).digest('hex'));
+});
+
+const DYNAMIC = {
+  'main.ts': `import { lazy } from 'esmdyn';
+import cjs from 'cjsdyn';
+const top = await import('./local.ts');
+defineTool({
+  name: 'dyn.all',
+  exposeAsTool: true,
+  handler: async () => ({ top: top.v, inner: (await import('./local.ts')).v, lazy: await lazy(), cjs: await cjs(), cycle: (await import('./cycle-a.js')).a }),
+});
+defineTool({ name: 'dyn.computed', exposeAsTool: true, handler: async ({ args }) => (await import(args.m)).v });
+`,
+  'local.ts': "export const v: string = 'local';\n",
+  'cycle-a.js': "import { b } from './cycle-b.js';\nexport const a = 'a' + b;\n",
+  'cycle-b.js': "export const b = 'b';\nexport const back = () => import('./cycle-a.js');\n",
+  'node_modules/esmdyn/package.json': { name: 'esmdyn', version: '1.0.0', type: 'module', main: 'index.js', sideEffects: false },
+  'node_modules/esmdyn/index.js': "export const lazy = async () => (await import('./part.js')).p;\nexport const unused = () => import('./unused.js');\n",
+  'node_modules/esmdyn/part.js': "export const p = 'part';\n",
+  'node_modules/esmdyn/unused.js': "export const u = 1;\n",
+  'node_modules/cjsdyn/package.json': { name: 'cjsdyn', version: '1.0.0', main: 'index.js' },
+  'node_modules/cjsdyn/index.js': "module.exports = () => import('./lazy.mjs').then((m) => m.v);\n",
+  'node_modules/cjsdyn/lazy.mjs': "export const v = 'cjs-lazy';\n",
+};
+const DYNAMIC_RESULT = { top: 'local', inner: 'local', lazy: 'part', cjs: 'cjs-lazy', cycle: 'ab' };
+
+test('dynamic import() anywhere in the graph is inlined: the author\'s files, ESM and CommonJS packages, cycles', async (t) => {
+  const dir = tree(t, DYNAMIC);
+  assert.deepEqual(await buildAndCall(dir, 'main.ts', 'dyn.all'), DYNAMIC_RESULT);
+  // A specifier computed at run time cannot be bundled: the build succeeds, and the call fails with an error.
+  writeFileSync(join(dir, 'computed.js'), "await plugins['dyn.computed']({ m: './local.ts' }).then(() => 'loaded', (e) => e.name + ': ' + e.message)");
+  const r = await kiln(['run', join(dir, 'computed.js'), join(dir, 'main.wasm')], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(JSON.parse(r.stdout), /could not load module/);
+});
+
+test('kiln mcp serves a source whose graph has dynamic imports, next to one that fails, without an internal error', async (t) => {
+  const dir = tree(t, {
+    ...DYNAMIC,
+    'builtin.ts': "import { execSync } from 'node:child_process';\ndefineTool({ name: 'bad.exec', exposeAsTool: true, handler: () => String(execSync('id')) });\n",
+  });
+  const { client, stderr } = await mcp(t, [join(dir, 'main.ts'), join(dir, 'builtin.ts')], { cwd: dir });
+  const tools = (await client.listTools()).tools.map((x) => x.name);
+  assert.ok(tools.includes('dyn.all') && !tools.includes('bad.exec'), tools.join(','));
+  assert.deepEqual((await call(client, 'dyn.all')).json, DYNAMIC_RESULT);
+  const audit = await call(client, 'kiln_extensions');
+  assert.match(audit.text, /cannot import \\"node:child_process\\" \(imported by builtin\.ts\): it is a Node builtin/);
+  assert.doesNotMatch(stderr(), /internal error/);
+  assertNoInternalIds(audit.text + stderr());
+});
+
+test('a Node builtin fails that file with the importing file, its package and the way out; never an internal id', async (t) => {
+  const dir = tree(t, {
+    'esm.ts': "import { hash } from 'esmcrypto';\ndefineTool({ name: 'esm.hash', handler: () => hash('x') });\n",
+    'cjs.ts': "import read from 'cjsfs';\ndefineTool({ name: 'cjs.read', handler: () => read() });\n",
+    'missing.ts': "import x from 'cjsmissing';\ndefineTool({ name: 'cjs.missing', handler: () => x });\n",
+    'good.ts': "defineTool({ name: 'good.ok', handler: () => 'ok' });\n",
+    'node_modules/esmcrypto/package.json': { name: 'esmcrypto', version: '3.1.4', type: 'module', exports: { '.': { node: './node.js', default: './index.js' } } },
+    'node_modules/esmcrypto/index.js': "import { createHash } from 'node:crypto';\nexport const hash = (s) => createHash('sha256').update(s).digest('hex');\n",
+    'node_modules/@scope/cjsfs/package.json': { name: '@scope/cjsfs', version: '2.0.0', main: 'lib/index.js' },
+    'node_modules/@scope/cjsfs/lib/index.js': "const fs = require('fs');\nmodule.exports = () => fs.readFileSync('/etc/hostname', 'utf8');\n",
+    'node_modules/cjsfs/package.json': { name: 'cjsfs', version: '1.0.0', main: 'index.js' },
+    'node_modules/cjsfs/index.js': "module.exports = require('@scope/cjsfs');\n",
+    'node_modules/cjsmissing/package.json': { name: 'cjsmissing', version: '0.1.0', main: 'index.js' },
+    'node_modules/cjsmissing/index.js': "module.exports = require('not-installed-anywhere');\n",
+  });
+  const out = tempDir(t);
+  const r = await kiln(['build', ...['esm.ts', 'cjs.ts', 'missing.ts', 'good.ts'].map((f) => join(dir, f)), '--out-dir', out]);
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /[0-9a-f]{64} {2}.*good\.wasm/, 'the good file still built');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 3, r.stderr);
+  const way = /it is a Node builtin, and extensions run in QuickJS with no Node builtins; .* offers no browser build without it \(kiln prefers one\): use a package made for browsers\. For the network use fetch or the handler's request \(allow\.net\), for files and processes a command in allow\.commands: see docs\/extensions\.md, "Node builtins"$/;
+  assert.match(lines[0], /esm\.ts: cannot import "node:crypto" \(imported by node_modules\/esmcrypto\/index\.js, in package esmcrypto@3\.1\.4\): /);
+  assert.match(lines[0], way);
+  assert.match(lines[1], /cjs\.ts: cannot import "fs" \(imported by node_modules\/@scope\/cjsfs\/lib\/index\.js, in package @scope\/cjsfs@2\.0\.0\): /);
+  assert.match(lines[1], way);
+  assert.match(lines[2], /missing\.ts: cannot import "not-installed-anywhere" \(imported by node_modules\/cjsmissing\/index\.js, in package cjsmissing@0\.1\.0\): it is not a file or an installed package$/);
+  assertNoInternalIds(r.stderr);
+});
+
+test('a require() of a builtin inside try/catch (an optional dependency) builds, and the package\'s fallback runs', async (t) => {
+  const dir = tree(t, {
+    'main.ts': "import which from 'optcrypto';\ndefineTool({ name: 'opt.which', handler: () => which });\n",
+    'node_modules/optcrypto/package.json': { name: 'optcrypto', version: '1.0.0', main: 'index.js' },
+    'node_modules/optcrypto/index.js': "let c;\ntry { c = require('crypto'); } catch (e) { c = null; }\nmodule.exports = c ? 'node crypto' : 'fallback';\n",
+  });
+  assert.equal(await buildAndCall(dir, 'main.ts', 'opt.which'), 'fallback');
+});
