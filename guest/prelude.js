@@ -49,7 +49,7 @@
     const nl = text.indexOf('\n    at ');
     const head = nl < 0 ? text : text.slice(0, nl);
     let name = 'Error', message = head;
-    const m = /^([A-Za-z]+Error): ([\s\S]*)$/.exec(head);
+    const m = /^([A-Za-z]*Error): ([\s\S]*)$/.exec(head);
     if (m) { name = m[1]; message = m[2]; }
     const e = new Error(message);
     if (name !== 'Error') e.name = name;
@@ -148,6 +148,9 @@
       timeoutMs: manifest.timeoutMs,
       allow: manifest.allow === undefined ? {} : JSON.parse(JSON.stringify(manifest.allow)),
     };
+    // Any other key goes to the host too, which refuses it with a did-you-mean: a typo such as exposeAsToool
+    // must fail the build, not be dropped silently.
+    for (const k of Object.keys(manifest)) if (!(k in m) && k !== 'handler') m[k] = true;
     tools.set(name, { manifest: m, handler: h });
   }
   define('defineTool', defineTool);

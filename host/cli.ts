@@ -8,6 +8,7 @@ import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { Registry } from './registry.js';
+import { closeValidation } from './schema.js';
 import { printable, printableLine } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
@@ -117,7 +118,7 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
     throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
   }
   const registry = new Registry(await Engine.load(), config?.policy, oneShot);
-  await registry.load(paths);
+  await registry.load(paths, config?.exclude);
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);
   return registry;
@@ -147,13 +148,15 @@ async function run(argv: string[]): Promise<number> {
     return 1;
   } finally {
     sessions.closeAll();
+    closeValidation(); // the slow-validation thread, if a schema needed it, would keep the process alive
   }
 }
 
 async function mcp(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
   const registry = await loadRegistry(positionals, values.config, true);
-  err(`kiln: serving ${registry.tools.size} tool(s) from ${registry.extensions.length} extension(s) over stdio`);
+  err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over stdio` +
+    (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
   const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
   await serveStdio(registry, VERSION);
   return -1; // keep running

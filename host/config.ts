@@ -41,6 +41,8 @@ import { DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type Limits, type OperatorPol
 export interface KilnConfig {
   /** Absolute paths of the files and directories to load. */
   extensions: string[];
+  /** Glob patterns of files not to load from those directories (discovery.ts), besides test files. */
+  exclude: string[];
   policy: OperatorPolicy;
 }
 
@@ -60,11 +62,16 @@ export function readConfig(file: string): KilnConfig {
   if (!Array.isArray(ext) || !ext.every((e) => typeof e === 'string')) {
     throw new ConfigError(`${file}: \`extensions\` must be a list of paths`);
   }
+  const exclude = doc.exclude ?? [];
+  if (!Array.isArray(exclude) || !exclude.every((e) => typeof e === 'string' && e.length > 0)) {
+    throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
+  }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
+    exclude,
     policy: {
       commands: readCeiling(file, doc.commands),
       net: readNet(file, doc.net),

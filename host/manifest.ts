@@ -71,7 +71,61 @@ function checkName(name: string): void {
   if (RESERVED.test(name)) throw new ManifestError(`tool name "${name}" is reserved: names starting with kiln_, and run_script, are kiln's own tools`);
 }
 
+/** The closest of `known` to a mistyped `key` (a different case, or at most two edits away), for a hint. */
+export function didYouMean(key: string, known: readonly string[]): string {
+  const distance = (a: string, b: string): number => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = row[0];
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = row[j];
+        row[j] = next;
+      }
+    }
+    return row[b.length];
+  };
+  const best = known.map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : distance(key, k) })).sort((a, b) => a.d - b.d)[0];
+  return best && best.d <= 2 ? ` (did you mean "${best.k}"?)` : ` (known: ${known.join(', ')})`;
+}
+
+function checkKeys(where: string, v: Record<string, unknown>, known: readonly string[]): void {
+  for (const k of Object.keys(v)) {
+    if (!known.includes(k)) throw new ManifestError(`${where} has an unknown key "${k.slice(0, 64)}"${didYouMean(k, known)}`);
+  }
+}
+
+export type Draft = 'draft-07' | '2019-09' | '2020-12';
+
+const DRAFTS: Record<string, Draft> = {
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'http://json-schema.org/draft-06/schema': 'draft-07',
+  'https://json-schema.org/draft/2019-09/schema': '2019-09',
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+};
+
+/** The JSON Schema draft an inputSchema asks for with `$schema` (draft-07 when it says nothing); a
+ *  ManifestError naming the tool for a draft Ajv does not implement (draft-04 and older, or anything else). */
+export function draftOf(tool: string, schema: Record<string, unknown>): Draft {
+  const declared = schema.$schema;
+  if (declared === undefined) return 'draft-07';
+  const draft = typeof declared === 'string' ? DRAFTS[declared.replace(/#$/, '')] : undefined;
+  if (!draft) {
+    throw new ManifestError(`tool "${tool}": inputSchema's $schema ${JSON.stringify(declared).slice(0, 100)} is not a JSON Schema draft kiln validates (draft-07, 2019-09 or 2020-12)`);
+  }
+  return draft;
+}
+
+const TOOL_KEYS = ['name', 'description', 'inputSchema', 'exposeAsTool', 'timeoutMs', 'allow'] as const;
+
 function checkSchema(name: string, schema: Record<string, unknown>): void {
+  // MCP sends a tool's arguments as an object, and its clients reject a whole tool list over one tool whose
+  // inputSchema root is anything else.
+  if (schema.type !== 'object') {
+    throw new ManifestError(`tool "${name}": inputSchema must describe an object: its root needs "type": "object" (MCP requires it; found ${JSON.stringify(schema.type ?? null).slice(0, 60)})`);
+  }
+  draftOf(name, schema);
   if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new ManifestError(`tool "${name}": inputSchema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
   if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) throw new ManifestError(`tool "${name}": inputSchema is larger than ${MAX_SCHEMA_BYTES} bytes`);
 }
@@ -89,8 +143,7 @@ function parseCommandSpec(tool: string, name: string, v: unknown): CommandSpec {
   const where = `tool "${tool}": allow.commands.${name}`;
   if (typeof v === 'string') return checked(name, { run: v, env: [], output: 'text', persistent: false, allowDash: [] });
   if (!isObject(v)) throw new ManifestError(`${where} must be a shell string or a spec object`);
-  const known = ['run', 'timeoutMs', 'env', 'cwd', 'output', 'persistent', 'allowDash'];
-  for (const k of Object.keys(v)) if (!known.includes(k)) throw new ManifestError(`${where} has an unknown field "${k}"`);
+  checkKeys(where, v, ['run', 'timeoutMs', 'env', 'cwd', 'output', 'persistent', 'allowDash']);
   const run = v.run;
   const runOk = typeof run === 'string' || (Array.isArray(run) && run.length > 0 && run.every((a) => typeof a === 'string'));
   if (!runOk) throw new ManifestError(`${where}.run must be a string or a non-empty array of strings`);
@@ -123,7 +176,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k} is not a capability kiln knows (commands, exec, net)`);
+    if (!['commands', 'exec', 'net'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -148,6 +201,7 @@ function parseTool(v: unknown): ToolManifest {
   const name = v.name;
   if (typeof name !== 'string' || name.trim() === '') throw new ManifestError('a tool name must be a non-empty string');
   checkName(name);
+  checkKeys(`tool "${name}"`, v, TOOL_KEYS);
   if (v.description !== undefined && typeof v.description !== 'string') throw new ManifestError(`tool "${name}": description must be a string`);
   if (v.inputSchema !== undefined) {
     if (!isObject(v.inputSchema)) throw new ManifestError(`tool "${name}": inputSchema must be a JSON Schema object`);

@@ -14,7 +14,7 @@ import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
 import { GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { argsValidator, cachedValidator, newAjv, type Validator } from './schema.js';
+import { argsValidator, cachedValidator, ExtensionAjv, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
@@ -55,8 +55,8 @@ function lazyValidator(tool: ToolManifest, tools: ToolManifest[], owner: string)
   let compiled: Promise<Validator | undefined> | undefined;
   const make = async () => {
     if (!crossReferences(tool.inputSchema)) return cachedValidator(tool, owner);
-    const ajv = await newAjv();
-    const all = await Promise.all(tools.map((t) => argsValidator(t, ajv, owner)));
+    const ajvs = new ExtensionAjv();
+    const all = await Promise.all(tools.map((t) => argsValidator(t, ajvs, owner)));
     return all[tools.indexOf(tool)];
   };
   return async (args) => {
@@ -74,6 +74,12 @@ export class Registry {
   readonly failures: { file: string; error: string }[] = [];
   readonly warnings: string[] = [];
   readonly tools = new Map<string, ToolEntry>();
+  /** The tools an MCP client sees (exposeAsTool), as opposed to all that plugins[...] can call. */
+  get exposed(): number {
+    let n = 0;
+    for (const t of this.tools.values()) if (t.manifest.exposeAsTool) n++;
+    return n;
+  }
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
 
@@ -83,8 +89,8 @@ export class Registry {
 
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */
-  async load(paths: string[]): Promise<void> {
-    for (const file of discover(paths)) {
+  async load(paths: string[], exclude: string[] = []): Promise<void> {
+    for (const file of discover(paths, exclude)) {
       try {
         await this.add(await this.open(file));
       } catch (e) {
@@ -121,9 +127,18 @@ export class Registry {
   }
 
   private async add(ext: LoadedExtension): Promise<void> {
+    const { tools, steps } = ext.artifact.manifest;
+    // A file that registers nothing (a helper module found in a directory) is reported, not served.
+    if (tools.length === 0 && !steps) {
+      this.warnings.push(`${ext.file}: not served: it registers no tools (or steps); a helper module belongs in an extension's imports`);
+      return;
+    }
+    if (tools.length > 0 && !tools.some((t) => t.exposeAsTool)) {
+      this.warnings.push(`${ext.file}: defines ${tools.length} tool(s) but exposes none over MCP (set exposeAsTool: true on those clients should see); they stay callable through plugins[...]`);
+    }
     const validators = this.lazySchemas ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools, ext.file)) : await (async () => {
-      const ajv = await newAjv(); // one per extension: its $ids are its own
-      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajv, ext.file)));
+      const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${ext.file}: ${warning}`)); // one per extension: its $ids are its own
+      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs, ext.file)));
     })();
     this.extensions.push(ext);
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
@@ -140,9 +155,10 @@ export class Registry {
   async call(session: Session, name: string, args: unknown): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
-    const mismatch = await entry.validate?.(args ?? {});
+    const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
+    const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, args ?? {}, limit));
+    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit));
   }
 
   /**

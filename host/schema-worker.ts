@@ -2,12 +2,13 @@
 // holds the compiled schemas (one Ajv per owner, as on the main thread); a validation that passes the deadline
 // terminates it — the only way to stop a regular expression mid-match — and the next one starts a new worker.
 import { parentPort, Worker, workerData } from 'node:worker_threads';
+import type { Ajv } from 'ajv';
 
 /** How long one slow validation may take. */
 export const VALIDATION_LIMIT_MS = 1000;
 
 type Request = { id: number; key: string; schema: unknown; args: unknown };
-type Reply = { id: number; error?: string; failure?: string };
+type Reply = { id: number; error?: string; failure?: string; args?: unknown };
 
 export class SlowValidation {
   private current?: { worker: Worker; pending: Map<number, (r: Reply) => void> };
@@ -39,7 +40,7 @@ export class SlowValidation {
   }
 
   /** Validate `args` against `schema` (compiled once per `key`); `error` says why they do not match. */
-  validate(key: string, schema: unknown, args: unknown): Promise<{ error?: string; timedOut?: boolean; limitMs: number }> {
+  validate(key: string, schema: unknown, args: unknown): Promise<{ error?: string; timedOut?: boolean; limitMs: number; args?: unknown }> {
     const me = this.start();
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -51,7 +52,7 @@ export class SlowValidation {
       }, this.limitMs);
       me.pending.set(id, (r) => {
         clearTimeout(timer);
-        resolve(r.failure ? { timedOut: true, limitMs: this.limitMs } : { error: r.error, limitMs: this.limitMs });
+        resolve(r.failure ? { timedOut: true, limitMs: this.limitMs } : { error: r.error, limitMs: this.limitMs, args: r.args });
       });
       me.worker.postMessage({ id, key, schema, args } satisfies Request);
     });
@@ -65,24 +66,30 @@ export class SlowValidation {
 
 if (parentPort && workerData?.kilnSchemaWorker) {
   const port = parentPort;
-  const { Ajv } = await import('ajv');
+  // Not awaited here: schema-ajv.js (bundled with schema.ts, which imports this module) must find this module
+  // evaluated, or the two would wait for each other forever (a top-level await in an import cycle).
+  const helpers = import('./schema-ajv.js');
   const compiled = new Map<string, (args: unknown) => string | undefined>();
-  const ajvs = new Map<string, InstanceType<typeof Ajv>>();
-  port.on('message', (m: Request) => {
+  const ajvs = new Map<string, Promise<Ajv>>();
+  port.on('message', async (m: Request) => {
     try {
-      port.postMessage({ id: m.id, error: checker(m)(m.args) } satisfies Reply);
+      const error = (await checker(m))(m.args); // fills in the schema's defaults, which go back with the reply
+      port.postMessage({ id: m.id, error, args: m.args } satisfies Reply);
     } catch (e) {
       port.postMessage({ id: m.id, error: `the inputSchema could not be used: ${(e as Error)?.message ?? e}` } satisfies Reply);
     }
   });
-  function checker(m: Request): (args: unknown) => string | undefined {
+  async function checker(m: Request): Promise<(args: unknown) => string | undefined> {
     let check = compiled.get(m.key);
     if (!check) {
       const owner = m.key.slice(0, m.key.indexOf('\0'));
-      let ajv = ajvs.get(owner);
-      if (!ajv) ajvs.set(owner, (ajv = new Ajv({ strict: false, allErrors: true })));
+      const { draftOf, makeAjv } = await helpers;
+      const draft = draftOf(m.key.slice(m.key.indexOf('\0') + 1), m.schema as Record<string, unknown>);
+      let made = ajvs.get(`${owner}\0${draft}`);
+      if (!made) ajvs.set(`${owner}\0${draft}`, (made = makeAjv(draft)));
+      const ajv = await made;
       const v = ajv.compile(m.schema as object);
-      check = (args) => (v(args) ? undefined : ajv!.errorsText(v.errors, { dataVar: 'args' }));
+      check = (args) => (v(args) ? undefined : ajv.errorsText(v.errors, { dataVar: 'args' }));
       compiled.set(m.key, check);
     }
     return check;

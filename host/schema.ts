@@ -1,8 +1,10 @@
-// Tool argument schemas (JSON Schema, via ajv). ajv is imported on first use: it costs ~20 ms, which an
-// embedder running one artifact should not pay.
+// Tool argument schemas (JSON Schema, via ajv: schema-ajv.ts picks the draft and the options). ajv is
+// imported on first use: it costs ~20 ms, which an embedder running one artifact should not pay.
 //
 // Invariants:
-//  - Each extension gets its own Ajv instance, so one extension's `$id`s never collide with another's.
+//  - Each extension gets its own Ajv instances (one per draft), so one extension's `$id`s never collide with
+//    another's.
+//  - Validation fills in the schema's defaults: the arguments a handler gets are the validated object.
 //  - Validation that can be slow — a schema with `pattern`, `patternProperties` or `uniqueItems`, where a
 //    catastrophic regular expression or a quadratic uniqueness check can run for minutes — runs off the main
 //    thread under a deadline (schema-worker.ts); past it the worker is replaced and the call refused. Every
@@ -16,15 +18,23 @@ import type { Ajv as AjvType } from 'ajv';
 import { InvalidArgumentsError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
+import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './schema-ajv.js';
 import { SlowValidation } from './schema-worker.js';
 
 /** Arguments that fail: why, or undefined. */
 export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
 
-/** A fresh Ajv for one extension. */
-export async function newAjv(): Promise<AjvType> {
-  const { Ajv } = await import('ajv');
-  return new Ajv({ strict: false, allErrors: true });
+/** The Ajv instances of one extension: one per draft its schemas use (Ajv cannot mix drafts), so one
+ *  extension's `$id`s never collide with another's. Warnings about its schemas name the tool. */
+export class ExtensionAjv {
+  private readonly byDraft = new Map<Draft, Promise<AjvType>>();
+  constructor(private readonly warn: (message: string) => void = () => {}) {}
+  for(tool: ToolManifest): Promise<AjvType> {
+    const draft = draftOf(tool.name, tool.inputSchema!);
+    let ajv = this.byDraft.get(draft);
+    if (!ajv) this.byDraft.set(draft, (ajv = makeAjv(draft, (m) => this.warn(`tool "${tool.name}": inputSchema: ${m}`))));
+    return ajv;
+  }
 }
 
 const SLOW_KEYWORDS = new Set(['pattern', 'patternProperties', 'uniqueItems']);
@@ -47,12 +57,16 @@ let slow: SlowValidation | undefined;
 
 /** A checker for a tool's arguments. Throws ManifestError for an invalid schema. `owner` names the extension
  *  (slow validation keeps compiled schemas per owner, like the Ajv instances). */
-export async function argsValidator(tool: ToolManifest, ajv?: AjvType, owner = ''): Promise<Validator | undefined> {
+export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new ExtensionAjv(), owner = ''): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
-  const a = ajv ?? (await newAjv());
-  if (!a.validateSchema(tool.inputSchema)) {
-    throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
+  const a = await ajvs.for(tool);
+  let ok: boolean;
+  try {
+    ok = a.validateSchema(tool.inputSchema) as boolean;
+  } catch (e: any) {
+    throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
   }
+  if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
   let validate;
   try {
     validate = a.compile(tool.inputSchema);
@@ -68,11 +82,15 @@ export async function argsValidator(tool: ToolManifest, ajv?: AjvType, owner = '
         throw new InvalidArgumentsError(`validating the arguments of tool "${tool.name}" took longer than ${r.limitMs} ms ` +
           '(its inputSchema asks for pattern or uniqueItems checks that can be very slow on some inputs); the call was refused');
       }
+      // the defaults the worker filled in, brought back into the caller's arguments
+      if (!r.error && isRecord(args) && isRecord(r.args)) for (const [k, v] of Object.entries(r.args)) args[k] = v;
       return r.error;
     };
   }
   return (args) => (validate(args) ? undefined : a.errorsText(validate.errors, { dataVar: 'args' }));
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Stop the slow-validation thread (at server exit). */
 export function closeValidation(): void {
@@ -99,17 +117,22 @@ function errorsText(errors: { instancePath: string; message?: string }[] | null 
  */
 export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
-  if (slowSchema(tool.inputSchema)) return argsValidator(tool, undefined, owner);
+  // Slow schemas keep the worker path; schemas with formats need ajv-formats' code at run time: compile them.
+  if (slowSchema(tool.inputSchema) || JSON.stringify(tool.inputSchema).includes('"format"')) return argsValidator(tool, undefined, owner);
+  const draft = draftOf(tool.name, tool.inputSchema);
   const version = JSON.parse(readFileSync(load.resolve('ajv/package.json'), 'utf8')).version as string;
-  const key = createHash('sha256').update(JSON.stringify({ ajv: version, options: 'strict:false,allErrors', schema: tool.inputSchema })).digest('hex');
+  const key = createHash('sha256').update(JSON.stringify({ ajv: version, draft, options: AJV_OPTIONS, schema: tool.inputSchema })).digest('hex');
   const file = join(VALIDATOR_CACHE, `${key}.cjs`);
   if (!existsSync(file)) {
-    const { Ajv } = await import('ajv');
     const standalone = (await import('ajv/dist/standalone/index.js')).default as unknown as (ajv: AjvType, v: unknown) => string;
-    const ajv = new Ajv({ strict: false, allErrors: true, code: { source: true } });
-    if (!ajv.validateSchema(tool.inputSchema)) {
-      throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
+    const ajv = await makeAjv(draft, undefined, { code: { source: true } });
+    let ok: boolean;
+    try {
+      ok = ajv.validateSchema(tool.inputSchema) as boolean;
+    } catch (e: any) {
+      throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
     }
+    if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
     let code: string;
     try {
       code = standalone(ajv, ajv.compile(tool.inputSchema));
@@ -123,7 +146,7 @@ export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<V
       renameSync(tmp, file);
     } catch {
       // A read-only installation: validate with this process's own compile, as a server does.
-      return argsValidator(tool, ajv, owner);
+      return argsValidator(tool, undefined, owner);
     }
   }
   const validate = load(file) as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };

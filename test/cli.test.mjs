@@ -63,3 +63,25 @@ defineTool({ name: 'r.use', inputSchema: { type: 'object', properties: { p: { $r
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /InvalidArgumentsError: arguments for "r.use" do not match its inputSchema: args\/p\/x must be number/);
 });
+
+test('kiln run validates a schema with pattern on the validation thread (the bundled CLI starts it) and fills in defaults', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'p.ts'), `defineTool({ name: 'p.go', inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { code: { type: 'string', pattern: '^[a-z]+$' }, n: { type: 'integer', default: 7 } }, required: ['code'] }, handler: ({ args }: any) => args });`);
+  writeFileSync(join(dir, 'ok.js'), "await plugins['p.go']({ code: 'abc' })");
+  writeFileSync(join(dir, 'bad.js'), "await plugins['p.go']({ code: 'ABC' })");
+  const ok = await kiln(['run', join(dir, 'ok.js'), join(dir, 'p.ts')]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(JSON.parse(ok.stdout), { code: 'abc', n: 7 }, 'the default reached the handler');
+  const bad = await kiln(['run', join(dir, 'bad.js'), join(dir, 'p.ts')]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /InvalidArgumentsError: arguments for "p\.go" do not match its inputSchema: args\/code must match pattern/);
+});
+
+test('an error thrown by a tool reaches a calling script with its own name and message (a plain Error too)', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'e.ts'), "defineTool({ name: 'e.plain', handler: () => { throw new Error('boom'); } });\ndefineTool({ name: 'e.type', handler: () => { throw new TypeError('tboom'); } });");
+  writeFileSync(join(dir, 'e.js'), "const out = []; for (const n of ['e.plain', 'e.type']) { try { await plugins[n]() } catch (e) { out.push([e.name, e.message]) } } out");
+  const r = await kiln(['run', join(dir, 'e.js'), join(dir, 'e.ts')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), [['Error', 'boom'], ['TypeError', 'tboom']]);
+});

@@ -57,6 +57,6 @@ test('manifests: exec is an alias, unknown fields and capabilities are refused',
   assert.deepEqual(Object.keys(t.allow.commands), ['ls']);
   assert.throws(() => parseTools([{ name: 'a', allow: { exec: {}, commands: {} } }]), /alias/);
   assert.throws(() => parseTools([{ name: 'a', allow: { fs: ['/'] } }]), /allow.fs is not a capability/);
-  assert.throws(() => parseTools([{ name: 'a', allow: { commands: { x: { run: 'ls', shell: true } } } }]), /unknown field "shell"/);
+  assert.throws(() => parseTools([{ name: 'a', allow: { commands: { x: { run: 'ls', shell: true } } } }]), /unknown key "shell"/);
   assert.throws(() => parseTools([{ name: 'a', allow: { commands: { x: { run: [] } } } }]), /non-empty array/);
 });

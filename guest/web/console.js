@@ -264,9 +264,9 @@ function format(...args) {
   const show = (x) => (typeof x === 'string' ? x : inspect(x));
   if (typeof args[0] !== 'string') return args.map(show).join(' ');
   const first = args[0];
+  if (args.length === 1) return first;
   let a = 1, out = '', last = 0;
-  for (let i = 0; i < first.length - 1; i++) {
-    if (first[i] !== '%') continue;
+  for (let i = first.indexOf('%'); i >= 0 && i < first.length - 1; i = first.indexOf('%', i + 1)) {
     const c = first[i + 1];
     let text;
     if (c === '%') { out += first.slice(last, i) + '%'; last = i + 2; i++; continue; }

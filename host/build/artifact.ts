@@ -9,7 +9,7 @@ import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
 import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
 import { ManifestError, parseTools } from '../manifest.js';
-import { argsValidator, newAjv } from '../schema.js';
+import { argsValidator, ExtensionAjv } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
 import { checkNesting, NestingError } from './nesting.js';
 
@@ -33,6 +33,8 @@ export const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
 
 export class Builder {
   private compiler?: GuestInstance;
+  /** Warnings about what was built (schema keywords Ajv ignores, ...), each naming its file and tool. */
+  readonly warnings: string[] = [];
   constructor(readonly engine: Engine, readonly loadTimeoutMs = DEFAULT_LOAD_TIMEOUT_MS) {}
 
   /** QuickJS bytecode for `source`, compiled inside the sandbox: a module, or a global script. Code nesting
@@ -99,8 +101,8 @@ export class Builder {
     let tools;
     try {
       tools = parseTools(raw.tools);
-      const ajv = await newAjv();
-      for (const t of tools) await argsValidator(t, ajv);
+      const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${file}: ${warning}`));
+      for (const t of tools) await argsValidator(t, ajvs);
     } catch (e) {
       if (e instanceof ManifestError) throw fail(e.message);
       throw e;

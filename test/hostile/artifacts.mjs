@@ -99,6 +99,11 @@ const HOSTILE_MANIFESTS = {
   'homoglyph-builtin': [(m) => ({ ...m, tools: [{ ...m.tools[0], name: 'kiln_\u0435xtensions' }] }), /must be 1-64 characters of A-Z a-z 0-9/],
   'zero-width-name': [(m) => ({ ...m, tools: [{ ...m.tools[0], name: 'good\u200b.ping' }] }), /must be 1-64 characters/],
   'reserved-prefix': [(m) => ({ ...m, tools: [{ ...m.tools[0], name: 'kiln_close_all' }] }), /is reserved/],
+  // a root that MCP clients reject would poison tools/list for every extension: the host refuses the file
+  'array-root-schema': [(m) => ({ ...m, tools: [{ ...m.tools[0], inputSchema: { type: 'array' } }] }), /inputSchema must describe an object: its root needs "type": "object"/],
+  'typeless-root-schema': [(m) => ({ ...m, tools: [{ ...m.tools[0], inputSchema: { properties: {} } }] }), /root needs "type": "object"/],
+  'unknown-draft': [(m) => ({ ...m, tools: [{ ...m.tools[0], inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } }] }), /is not a JSON Schema draft kiln validates/],
+  'unknown-tool-key': [(m) => ({ ...m, tools: [{ ...m.tools[0], exposeAsToool: true }] }), /unknown key "exposeAsToool" \(did you mean "exposeAsTool"\?\)/],
 };
 
 for (const [id, [edit, error]] of Object.entries(HOSTILE_MANIFESTS)) {
