@@ -1,12 +1,13 @@
 // The `kiln` command line: build, inspect, mcp.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, extname, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { readManifest } from './artifact.js';
 import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
+import { discover } from './discovery.js';
 import { Registry } from './registry.js';
 import { closeValidation } from './schema.js';
 import { printable, printableLine } from './terminal.js';
@@ -21,6 +22,7 @@ const USAGE = `kiln ${VERSION}: a WebAssembly-isolated plugin host
 usage:
   kiln build <file> [-o out.wasm]      compile an extension into a sealed artifact; prints its sha256
   kiln build <file>... [--out-dir DIR]  several at once (each DIR/<name>.wasm)
+  kiln build <dir> -o <outdir>          every extension under <dir> (as kiln mcp finds them), same paths
   kiln inspect <artifact.wasm> [--json] show an artifact's tools, schemas and declared capabilities
   kiln run <script> [path...] [--config FILE] [--timeout-ms N]
                                         run a script with the tools of the extensions named (or in
@@ -52,15 +54,29 @@ const err = (line: string) => process.stderr.write(printable(line) + '\n');
 
 async function build(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string', short: 'o' }, 'out-dir': { type: 'string' } } });
-  if (positionals.length === 0) throw new KilnError('kiln build: name at least one extension file');
-  if (values.out && positionals.length > 1) throw new KilnError('kiln build: -o takes one input; use --out-dir for several');
+  if (positionals.length === 0) throw new KilnError('kiln build: name at least one extension file or directory');
+  if (values.out && positionals.length > 1) throw new KilnError('kiln build: -o takes one input (a file, or a directory to build into -o); use --out-dir for several');
+  // [source, artifact path, found by scanning a directory]: a directory's extensions keep their relative paths.
+  const jobs: [string, string, boolean][] = [];
+  for (const p of positionals) {
+    if (isDirectory(p)) {
+      const outDir = values.out ?? values['out-dir'] ?? '.';
+      for (const f of discover([p])) if (extname(f) !== '.wasm') jobs.push([f, join(outDir, relative(resolve(p), f).replace(/\.[^./]+$/, '.wasm')), true]);
+    } else {
+      jobs.push([p, values.out ?? join(values['out-dir'] ?? '.', basename(p, extname(p)) + '.wasm'), false]);
+    }
+  }
   const { Builder } = await import('./build/artifact.js');
   const builder = new Builder(await Engine.load());
   let failed = 0;
-  for (const file of positionals) {
-    const out = values.out ?? join(values['out-dir'] ?? '.', basename(file, extname(file)) + '.wasm');
+  for (const [file, out, scanned] of jobs) {
     try {
-      const { bytes } = await builder.build(file);
+      const { bytes, manifest } = await builder.build(file);
+      if (scanned && manifest.tools.length === 0 && !manifest.steps) {
+        err(`kiln: ${file}: not built: it registers no tools (a helper module, imported by the extensions that use it)`);
+        continue;
+      }
+      mkdirSync(dirname(resolve(out)), { recursive: true });
       writeFileSync(out, bytes);
       process.stdout.write(`${sha256(bytes)}  ${out}\n`);
     } catch (e) {
@@ -69,8 +85,17 @@ async function build(argv: string[]): Promise<number> {
       err(`error: ${e.message}`);
     }
   }
+  for (const w of builder.warnings) err(`warning: ${w}`);
   return failed ? 1 : 0;
 }
+
+const isDirectory = (p: string): boolean => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false; // missing: the build of that input reports it
+  }
+};
 
 async function inspect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });

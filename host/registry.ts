@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder } from './build/artifact.js';
+import { BuildCache } from './build/cache.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
@@ -19,6 +20,9 @@ import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js'
 import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
+
+/** Files opened at once while loading (builds overlap their I/O; more would only add memory). */
+const LOAD_CONCURRENCY = 4;
 
 /** The longest time limit a call can have: what a Node timer can wait. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -81,18 +85,32 @@ export class Registry {
     return n;
   }
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
-  private readonly cache = new Map<string, Uint8Array>(); // sha256(path + bytes) -> artifact bytes
+  private readonly buildCache: BuildCache;
 
   /** `lazySchemas`: compile a tool's inputSchema on its first call instead of at load (a one-shot `kiln run`
    *  calls few tools; a server compiles them all at load, so a bad schema fails its file there). */
-  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {}
+  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {
+    this.buildCache = new BuildCache(engine.info.id);
+  }
 
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */
   async load(paths: string[], exclude: string[] = []): Promise<void> {
-    for (const file of discover(paths, exclude)) {
+    const files = discover(paths, exclude);
+    // Opened (built on a cache miss) LOAD_CONCURRENCY at a time, so one build's file reads and waits overlap
+    // another's; added in discovery order, so which file keeps a contested tool name does not depend on timing.
+    const opened: Promise<LoadedExtension>[] = new Array(files.length);
+    let next = 0;
+    const lanes = Array.from({ length: Math.min(LOAD_CONCURRENCY, files.length) }, async () => {
+      for (let i = next++; i < files.length; i = next++) {
+        opened[i] = this.open(files[i]);
+        await opened[i].catch(() => {});
+      }
+    });
+    await Promise.all(lanes);
+    for (const [i, file] of files.entries()) {
       try {
-        await this.add(await this.open(file));
+        await this.add(await opened[i]);
       } catch (e) {
         if (e instanceof ManifestError) this.failures.push({ file, error: `${file}: ${e.message}` });
         else if (e instanceof KilnError) this.failures.push({ file, error: e.message });
@@ -116,14 +134,19 @@ export class Registry {
   private async open(file: string): Promise<LoadedExtension> {
     const bytes = readFileSync(file);
     if (extname(file) === '.wasm') return { file, kind: 'artifact', artifact: await openArtifact(file, bytes, this.engine) };
-    const key = createHash('sha256').update(file).update('\0').update(bytes).digest('hex');
-    let built = this.cache.get(key);
-    if (!built) {
-      this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
-      built = (await this.builder.build(file)).bytes;
-      this.cache.set(key, built);
+    // A build on disk (build/cache.ts) whose inputs are unchanged is used as it is, once it verifies.
+    const cached = this.buildCache.lookup(file);
+    if (cached) {
+      try {
+        return { file, kind: 'source', artifact: await openArtifact(file, cached, this.engine) };
+      } catch {
+        // an entry that does not verify is rebuilt
+      }
     }
-    return { file, kind: 'source', artifact: await openArtifact(file, built, this.engine) };
+    this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
+    const built = await this.builder.build(file);
+    this.buildCache.store(file, built.bytes, built.inputs);
+    return { file, kind: 'source', artifact: await openArtifact(file, built.bytes, this.engine) };
   }
 
   private async add(ext: LoadedExtension): Promise<void> {

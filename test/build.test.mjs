@@ -104,13 +104,12 @@ test('an extension whose bytecode exceeds the artifact image fails with its size
   assert.match(r.stderr, /big\.ts: its bytecode is 17\.\d\d MiB; an artifact holds at most 16\.00 MiB/);
 });
 
-test('kiln build of a missing file or a directory fails that input with the reason; the next one still builds', async (t) => {
+test('kiln build of a missing file fails that input with the reason; an empty directory builds nothing; the next one still builds', async (t) => {
   const dir = tempDir(t);
   mkdirSync(join(dir, 'adir'));
   const r = await kiln(['build', join(dir, 'missing.ts'), join(dir, 'adir'), join(root, 'extensions/hello.ts'), '--out-dir', dir]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /missing\.ts: cannot read it: no such file/);
-  assert.match(r.stderr, /adir: cannot read it: it is a directory/);
-  assert.doesNotMatch(r.stderr, /internal error/);
+  assert.doesNotMatch(r.stderr, /adir|internal error/);
   assert.match(r.stdout, /[0-9a-f]{64} {2}.*hello\.wasm/);
 });

@@ -2,7 +2,7 @@
 // schemas MCP clients would reject fail their file at build time; manifest typos fail with a did-you-mean;
 // draft 2020-12 schemas (zod 4's z.toJSONSchema()) validate, with defaults filled in and formats checked.
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, kiln, mcp, tempDir } from './helpers.mjs';
@@ -112,4 +112,55 @@ test('a directory is scanned without test files, node_modules, dot-directories a
   const r = await kiln(['mcp', '--config', join(bad, 'kiln.toml')]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /`exclude` must be a list of glob patterns/);
+});
+
+test('kiln build DIR -o OUTDIR builds every extension under DIR at the same relative paths; helpers and tests are skipped', async (t) => {
+  const dir = tempDir(t);
+  write(dir, {
+    'src/a.ts': "import { x } from './lib/util.ts';\ndefineTool({ name: 'a.x', exposeAsTool: true, handler: () => x });",
+    'src/lib/util.ts': 'export const x = 42;',
+    'src/deep/b.js': "defineTool({ name: 'b.x', exposeAsTool: true, handler: () => 'b' });",
+    'src/a.test.ts': "defineTool({ name: 'atest.x', handler: () => 1 });",
+    'src/broken.ts': 'defineTool({ name: ',
+  });
+  const out = join(dir, 'out');
+  const r = await kiln(['build', join(dir, 'src'), '-o', out]);
+  assert.equal(r.code, 1, 'one input failed');
+  assert.match(r.stdout, /out\/a\.wasm/);
+  assert.match(r.stdout, /out\/deep\/b\.wasm/);
+  assert.doesNotMatch(r.stdout, /a\.test|util\.wasm/);
+  assert.match(r.stderr, /util\.ts: not built: it registers no tools/);
+  assert.match(r.stderr, /error: .*broken\.ts/);
+  const { client } = await mcp(t, [out]);
+  assert.equal((await call(client, 'a.x')).json, 42);
+  assert.equal((await call(client, 'b.x')).json, 'b');
+});
+
+test('built sources are cached on disk by the content of every input: unchanged inputs reuse the build, a changed import or a corrupt entry rebuilds', async (t) => {
+  const dir = tempDir(t);
+  const cache = join(dir, 'cache');
+  write(dir, {
+    'ext/a.ts': "import { word } from './words.ts';\ndefineTool({ name: 'a.say', exposeAsTool: true, handler: () => word });",
+    'ext/words.ts': "export const word = 'one';",
+  });
+  const env = { KILN_BUILD_CACHE: cache };
+  const say = async () => {
+    const { client } = await mcp(t, [join(dir, 'ext')], { env });
+    const r = (await call(client, 'a.say')).json;
+    await client.close();
+    return r;
+  };
+  assert.equal(await say(), 'one');
+  // a.ts's entry is the one whose build read two files (a.ts and words.ts; words.ts has an entry of its own)
+  const entry = readdirSync(cache).find((f) => f.endsWith('.json') && JSON.parse(readFileSync(join(cache, f), 'utf8')).inputs.length === 2);
+  assert.ok(entry, readdirSync(cache).join(', '));
+  const artifact = join(cache, entry.replace(/\.json$/, '.wasm'));
+  const first = statSync(artifact).mtimeMs;
+  assert.equal(await say(), 'one');
+  assert.equal(statSync(artifact).mtimeMs, first, 'the second start used the cached build');
+  writeFileSync(join(dir, 'ext/words.ts'), "export const word = 'two';");
+  assert.equal(await say(), 'two', 'a changed import is rebuilt, not served stale');
+  writeFileSync(artifact, 'corrupt');
+  assert.equal(await say(), 'two', 'a corrupt entry is rebuilt, never trusted');
+  assert.notEqual(readFileSync(artifact, 'utf8'), 'corrupt');
 });

@@ -25,6 +25,8 @@ const buildHost: InstanceHost = {
 export interface Built {
   bytes: Uint8Array;
   manifest: ArtifactManifest;
+  /** The files the build read (cache.ts keys a cached build on their contents). */
+  inputs: string[];
 }
 
 /** How long an extension's top level may run when it is built (to read its manifest), unless the caller
@@ -121,6 +123,6 @@ export class Builder {
       customSection(IMAGE_SECTION, bytecode),
       customSection(SOURCEMAP_SECTION, enc.encode(JSON.stringify(b.map))),
     ]);
-    return { bytes, manifest };
+    return { bytes, manifest, inputs: b.inputs };
   }
 }

@@ -32,6 +32,8 @@ export interface Bundle {
   code: string;
   /** Source map (v3) whose sources are relative to the extension's directory. */
   map: { version: number; sources: string[]; mappings: string; names: string[] };
+  /** Every file the bundle read (the entry, its imports, the packages' files): what a build cache checks. */
+  inputs: string[];
 }
 
 export class BundleError extends Error {
@@ -175,7 +177,8 @@ export async function bundle(file: string): Promise<Bundle> {
       file: resolve(base, basename(entry) + '.bundle.js'),
     });
     const chunk = output[0];
-    return { code: chunk.code, map: JSON.parse(chunk.map!.toString()) };
+    const inputs = build.watchFiles.filter((id) => !id.startsWith('\0') && isAbsolute(id));
+    return { code: chunk.code, map: JSON.parse(chunk.map!.toString()), inputs };
   } catch (e: any) {
     // Whatever rollup or a plugin throws, at any stage, fails this file with a message, never the process.
     const b = e instanceof BundleError ? e : e?.cause instanceof BundleError ? e.cause : undefined;

@@ -1,0 +1,71 @@
+// Built sources, kept on disk between processes: starting `kiln mcp` on sources a second time costs what
+// starting on artifacts costs. An entry is keyed by the engine's id, the code of kiln's builder, and the
+// source's path; it records the sha256 of every file the build read (the entry, its imports, the package
+// files) and is used only while each still has that content. The cached artifact is then verified like any
+// artifact (openArtifact), after its own recorded sha256 — a truncated or altered entry is rebuilt, never
+// trusted. A cache directory that cannot be written is no cache.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { repoRoot } from '../paths.js';
+import { kilnVersion } from '../version.js';
+
+export const BUILD_CACHE = process.env.KILN_BUILD_CACHE ? resolve(process.env.KILN_BUILD_CACHE) : join(repoRoot, 'build', 'cache', 'artifacts');
+
+const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
+
+interface Entry {
+  inputs: [string, string][]; // [path, sha256 of its content]
+  artifactSha256: string;
+}
+
+/** The code that turns a source into an artifact (the compiled dist/host/build/ modules, whichever layout
+ *  runs): a changed kiln builder makes every entry stale. */
+let builderId: string | undefined;
+function builder(): string {
+  if (builderId) return builderId;
+  const h = createHash('sha256').update(kilnVersion());
+  const dir = join(repoRoot, 'dist', 'host', 'build');
+  try {
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  } catch {
+    // no compiled builder next to this code: the version alone
+  }
+  return (builderId = h.digest('hex'));
+}
+
+export class BuildCache {
+  constructor(private readonly engineId: string, private readonly dir = BUILD_CACHE) {}
+
+  private keyOf(file: string): string {
+    return sha256(`${this.engineId}\0${builder()}\0${resolve(file)}`);
+  }
+
+  /** The cached artifact for `file` if every input it was built from is unchanged. */
+  lookup(file: string): Uint8Array | undefined {
+    const key = this.keyOf(file);
+    try {
+      const entry = JSON.parse(readFileSync(join(this.dir, `${key}.json`), 'utf8')) as Entry;
+      for (const [path, hash] of entry.inputs) if (sha256(readFileSync(path)) !== hash) return undefined;
+      const bytes = readFileSync(join(this.dir, `${key}.wasm`));
+      return sha256(bytes) === entry.artifactSha256 ? new Uint8Array(bytes) : undefined;
+    } catch {
+      return undefined; // no entry, an input gone, an unreadable or malformed entry: build again
+    }
+  }
+
+  store(file: string, bytes: Uint8Array, inputs: string[]): void {
+    const key = this.keyOf(file);
+    try {
+      const entry: Entry = { inputs: inputs.map((p) => [p, sha256(readFileSync(p))]), artifactSha256: sha256(bytes) };
+      mkdirSync(this.dir, { recursive: true });
+      for (const [name, data] of [[`${key}.wasm`, bytes], [`${key}.json`, JSON.stringify(entry)]] as const) {
+        const tmp = join(this.dir, `${name}.${process.pid}.tmp`);
+        writeFileSync(tmp, data);
+        renameSync(tmp, join(this.dir, name));
+      }
+    } catch {
+      // read-only or full: nothing is cached, the build stands
+    }
+  }
+}
