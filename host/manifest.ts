@@ -208,6 +208,7 @@ function parseTool(v: unknown): ToolManifest {
     checkSchema(name, v.inputSchema);
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
+  if (v.exposeAsTool !== undefined && typeof v.exposeAsTool !== 'boolean') throw new ManifestError(`tool "${name}": exposeAsTool must be true or false`);
   return {
     name,
     description: v.description as string | undefined,

@@ -37,7 +37,8 @@ export class ExtensionAjv {
   }
 }
 
-const SLOW_KEYWORDS = new Set(['pattern', 'patternProperties', 'uniqueItems']);
+// `format` too: ajv-formats checks some formats (url, email) with regular expressions that backtrack.
+const SLOW_KEYWORDS = new Set(['pattern', 'patternProperties', 'uniqueItems', 'format']);
 
 /** Whether validating against `schema` can take much longer than reading the arguments. */
 export function slowSchema(schema: unknown): boolean {

@@ -35,7 +35,16 @@ function builder(): string {
 }
 
 export class BuildCache {
+  /** Content hashes read during this load: entries share most inputs (a package's files), so each file is
+   *  read and hashed once per process, not once per entry. */
+  private readonly hashes = new Map<string, string>();
   constructor(private readonly engineId: string, private readonly dir = BUILD_CACHE) {}
+
+  private hashOf(path: string): string {
+    let h = this.hashes.get(path);
+    if (h === undefined) this.hashes.set(path, (h = sha256(readFileSync(path))));
+    return h;
+  }
 
   private keyOf(file: string): string {
     return sha256(`${this.engineId}\0${builder()}\0${resolve(file)}`);
@@ -46,7 +55,7 @@ export class BuildCache {
     const key = this.keyOf(file);
     try {
       const entry = JSON.parse(readFileSync(join(this.dir, `${key}.json`), 'utf8')) as Entry;
-      for (const [path, hash] of entry.inputs) if (sha256(readFileSync(path)) !== hash) return undefined;
+      for (const [path, hash] of entry.inputs) if (this.hashOf(path) !== hash) return undefined;
       const bytes = readFileSync(join(this.dir, `${key}.wasm`));
       return sha256(bytes) === entry.artifactSha256 ? new Uint8Array(bytes) : undefined;
     } catch {
@@ -57,7 +66,7 @@ export class BuildCache {
   store(file: string, bytes: Uint8Array, inputs: string[]): void {
     const key = this.keyOf(file);
     try {
-      const entry: Entry = { inputs: inputs.map((p) => [p, sha256(readFileSync(p))]), artifactSha256: sha256(bytes) };
+      const entry: Entry = { inputs: inputs.map((p) => [p, this.hashOf(p)]), artifactSha256: sha256(bytes) };
       mkdirSync(this.dir, { recursive: true });
       for (const [name, data] of [[`${key}.wasm`, bytes], [`${key}.json`, JSON.stringify(entry)]] as const) {
         const tmp = join(this.dir, `${name}.${process.pid}.tmp`);
