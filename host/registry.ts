@@ -3,11 +3,10 @@
 // One bad file never stops the others: its failure is recorded and reported, the rest load.
 // Tool names are unique across everything loaded; a later duplicate, or a name that collides with a
 // built-in tool, is not exposed and is reported.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
-import type { Builder } from './build/artifact.js';
+import type { Builder, Built } from './build/artifact.js';
 import { BuildCache } from './build/cache.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
@@ -21,7 +20,7 @@ import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
 
-/** Files opened at once while loading (builds overlap their I/O; more would only add memory). */
+/** Files opened at once while loading (artifacts verified, cached builds opened; builds run on build/pool.ts). */
 const LOAD_CONCURRENCY = 4;
 
 /** The longest time limit a call can have: what a Node timer can wait. */
@@ -97,13 +96,24 @@ export class Registry {
    *  and the rest load: a crafted artifact must never stop the server. */
   async load(paths: string[], exclude: string[] = []): Promise<void> {
     const files = discover(paths, exclude);
-    // Opened (built on a cache miss) LOAD_CONCURRENCY at a time, so one build's file reads and waits overlap
-    // another's; added in discovery order, so which file keeps a contested tool name does not depend on timing.
+    // Sources whose build is on disk unchanged are used as they are; the others are built all at once, on a
+    // pool of worker threads (build/pool.ts) when there are several.
+    const cached = new Map<string, Uint8Array>();
+    const misses: string[] = [];
+    for (const f of files) {
+      if (extname(f) === '.wasm') continue;
+      const hit = this.buildCache.lookup(f);
+      if (hit) cached.set(f, hit);
+      else misses.push(f);
+    }
+    const builds = misses.length ? (await import('./build/pool.js')).buildAll(this.engine, misses, this.policy.limits.timeoutMs) : new Map<string, Promise<Built>>();
+    // Opened LOAD_CONCURRENCY at a time and added in discovery order, so which file keeps a contested tool
+    // name does not depend on timing.
     const opened: Promise<LoadedExtension>[] = new Array(files.length);
     let next = 0;
     const lanes = Array.from({ length: Math.min(LOAD_CONCURRENCY, files.length) }, async () => {
       for (let i = next++; i < files.length; i = next++) {
-        opened[i] = this.open(files[i]);
+        opened[i] = this.open(files[i], cached.get(files[i]), builds.get(files[i]));
         await opened[i].catch(() => {});
       }
     });
@@ -131,11 +141,11 @@ export class Registry {
     }
   }
 
-  private async open(file: string): Promise<LoadedExtension> {
+  /** One file as a loaded extension: an artifact as it is; a source from its cached build (verified like any
+   *  artifact), or from `building` (the pool's build of it), or built here. */
+  private async open(file: string, cached?: Uint8Array, building?: Promise<Built>): Promise<LoadedExtension> {
     const bytes = readFileSync(file);
     if (extname(file) === '.wasm') return { file, kind: 'artifact', artifact: await openArtifact(file, bytes, this.engine) };
-    // A build on disk (build/cache.ts) whose inputs are unchanged is used as it is, once it verifies.
-    const cached = this.buildCache.lookup(file);
     if (cached) {
       try {
         return { file, kind: 'source', artifact: await openArtifact(file, cached, this.engine) };
@@ -143,8 +153,11 @@ export class Registry {
         // an entry that does not verify is rebuilt
       }
     }
-    this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
-    const built = await this.builder.build(file);
+    let built = await building;
+    if (!built) {
+      this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
+      built = await this.builder.build(file);
+    }
     this.buildCache.store(file, built.bytes, built.inputs);
     return { file, kind: 'source', artifact: await openArtifact(file, built.bytes, this.engine) };
   }

@@ -3,7 +3,7 @@
 // one-shot command feels. Code loaded with `await import()` stays in its own chunk, so a subcommand still
 // loads only what it needs; npm packages and the engine's bindings stay outside (loaded as they are).
 // The worker threads' entry modules are entries here too, at the same relative path as in dist/host/engine/
-// (remote.ts starts `./worker.js` next to itself; schema-worker.ts starts its own module).
+// (remote.ts starts `./worker.js` next to itself; schema-worker.ts and build/pool.ts start their own module).
 //
 // dist/host/ stays the source of truth (tests import it). bin/kiln.js uses this bundle only when it is newer
 // than dist/host/cli.js, so a `tsc` without this step never runs stale code.
@@ -23,6 +23,7 @@ const bundle = await rollup({
     cli: join(host, 'cli.js'),
     worker: join(host, 'engine/worker.js'),
     'schema-worker': join(host, 'schema-worker.js'),
+    'build-pool': join(host, 'build/pool.js'),
   },
   // Only kiln's own compiled modules are bundled: everything imported by a bare name (Node's builtins,
   // npm packages) is loaded as it is.
