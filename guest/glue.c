@@ -23,7 +23,7 @@
 #include <time.h>
 #include "quickjs.h"
 
-#define WIT_VERSION "0.3.0"
+#define WIT_VERSION "0.4.0"
 #define IMPORT(iface, name) \
   __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
 #define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
@@ -52,6 +52,7 @@ IMPORT("runtime", "parse-url") extern void imp_runtime_parse_url(const char *, s
 IMPORT("runtime", "set-url-part") extern void imp_runtime_set_url_part(const char *, size_t, uint32_t, const char *, size_t, void *ret);
 IMPORT("crypto", "random-bytes") extern void imp_crypto_random_bytes(uint32_t, void *ret);
 IMPORT("crypto", "digest") extern void imp_crypto_digest(uint32_t, const uint8_t *, size_t, void *ret);
+IMPORT("intl", "call") extern void imp_intl_call(const char *, size_t, const char *, size_t, const char *, size_t, void *ret);
 IMPORT("crypto", "hmac") extern void imp_crypto_hmac(uint32_t, const uint8_t *, size_t, const uint8_t *, size_t, void *ret);
 
 /* A tagged string as the canonical ABI lays out option<string> / result<_, string> / result<string, _>. */
@@ -307,6 +308,29 @@ static JSValue n_set_url_part(JSContext *c, JSValueConst this_val, int argc, JSV
   JSValue v = JS_NewStringLen(c, r.ptr, r.len);
   free_owned(r.ptr, r.len);
   return v;
+}
+
+/* intl(spec, op, args) -> JSON text of the result; an error comes back as {error: "Name: message"}, which
+ * guest/web/intl.js rethrows as that error type. */
+static JSValue n_intl(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  size_t sl, ol, al;
+  const char *spec = JS_ToCStringLen(c, &sl, argv[0]);
+  if (!spec) return JS_EXCEPTION;
+  const char *op = JS_ToCStringLen(c, &ol, argv[1]);
+  if (!op) { JS_FreeCString(c, spec); return JS_EXCEPTION; }
+  const char *args = JS_ToCStringLen(c, &al, argv[2]);
+  if (!args) { JS_FreeCString(c, spec); JS_FreeCString(c, op); return JS_EXCEPTION; }
+  tagged_str r;
+  imp_intl_call(spec, sl, op, ol, args, al, &r);
+  JS_FreeCString(c, spec);
+  JS_FreeCString(c, op);
+  JS_FreeCString(c, args);
+  JSValue text = JS_NewStringLen(c, r.ptr, r.len);
+  free_owned(r.ptr, r.len);
+  if (!r.tag || JS_IsException(text)) return text;
+  JSValue o = JS_NewObject(c);
+  JS_SetPropertyStr(c, o, "error", text);
+  return o;
 }
 
 /* memoryUsage() -> [bytes malloc'ed by QuickJS, bytes of the wasm linear memory] */
@@ -572,6 +596,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "httpDiscard", JS_NewCFunctionMagic(ctx, n_http_u32, "httpDiscard", 1, JS_CFUNC_generic_magic, 2));
   JS_SetPropertyStr(ctx, o, "parseUrl", JS_NewCFunction(ctx, n_parse_url, "parseUrl", 2));
   JS_SetPropertyStr(ctx, o, "setUrlPart", JS_NewCFunction(ctx, n_set_url_part, "setUrlPart", 3));
+  JS_SetPropertyStr(ctx, o, "intl", JS_NewCFunction(ctx, n_intl, "intl", 3));
   JS_SetPropertyStr(ctx, o, "hrtime", JS_NewCFunction(ctx, n_hrtime, "hrtime", 0));
   JS_SetPropertyStr(ctx, o, "fillRandom", JS_NewCFunction(ctx, n_fill_random, "fillRandom", 1));
   JS_SetPropertyStr(ctx, o, "digest", JS_NewCFunctionMagic(ctx, n_digest, "digest", 2, JS_CFUNC_generic_magic, 0));
@@ -613,12 +638,13 @@ static void ensure_runtime(void) {
   JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
-  /* Compiled, written without its source text (functions keep none for toString) and read back, then run:
-   * the snapshot then holds the prelude's bytecode but neither copy of its source. */
+  /* Compiled, written without its source text (functions keep none for toString) and without debug
+   * information (line tables, file name: the host drops the prelude's frames anyway, host/engine/prelude-frames.ts)
+   * and read back, then run: the snapshot then holds the prelude's bytecode but neither copy of its source. */
   JSValue fn = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
   if (JS_IsException(fn)) abort(); /* the prelude does not compile: the engine build fails here */
   size_t n;
-  uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE);
+  uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE | JS_WRITE_OBJ_STRIP_DEBUG);
   JS_FreeValue(ctx, fn);
   if (!bc) abort();
   JSValue stripped = JS_ReadObject(ctx, bc, n, JS_READ_OBJ_BYTECODE);

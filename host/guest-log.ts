@@ -1,7 +1,7 @@
 // A guest's log lines as its author reads them: positions in the bundle (`bundle:<name>:line:column`, in the
 // stacks of uncaught errors and of logged errors) mapped to the extension's own sources, and kiln's prelude
 // frames dropped. The source map loads on the first line that needs it; lines stay in the order logged.
-import { withoutPreludeFrames } from './engine/prelude-frames.js';
+import { hasPreludeFrame, withoutPreludeFrames } from './engine/prelude-frames.js';
 import type { StackMapper } from './source-map.js';
 import { BUNDLE_PREFIX } from './source-map.js';
 
@@ -11,7 +11,7 @@ type Emit = (level: string, message: string) => void;
 export function mappedLog(mapper: () => Promise<StackMapper | undefined>, emit: Emit): Emit {
   let queue: Promise<void> | undefined;
   return (level, message) => {
-    const needsMapping = message.includes(BUNDLE_PREFIX) || message.includes('kiln:prelude');
+    const needsMapping = message.includes(BUNDLE_PREFIX) || hasPreludeFrame(message);
     if (!needsMapping && !queue) return emit(level, message);
     const mine = (queue ?? Promise.resolve()).then(async () => {
       let text = withoutPreludeFrames(message);

@@ -56,7 +56,7 @@ const PACKAGES = [
 const MUST_PASS = new Set([
   'lodash-es', 'date-fns', 'yaml', 'marked', 'htmlparser2', 'cheerio', 'ajv', 'semver', 'handlebars', 'papaparse',
   'fast-xml-parser', 'js-yaml', 'markdown-it', 'immer', 'ramda', 'qs', 'mustache', 'diff', 'fuse.js', 'decimal.js',
-  'valibot', 'json5', 'change-case', 'zod', 'uuid', 'nanoid', '@noble/hashes', 'jose',
+  'valibot', 'json5', 'change-case', 'zod', 'uuid', 'nanoid', '@noble/hashes', 'jose', 'dayjs', 'luxon',
 ]);
 
 /**
@@ -65,18 +65,7 @@ const MUST_PASS = new Set([
  * found by supplying the first missing piece in a scratch build, never here). When a gap closes the test says
  * so: move the package to MUST_PASS.
  */
-const KNOWN_GAPS = {
-  dayjs: {
-    stage: 'call',
-    failure: 'ReferenceError: Intl is not defined',
-    cause: 'Intl.DateTimeFormat with a timeZone option, formatToParts and resolvedOptions().timeZone (the timezone plugin\'s .tz()); everything else is identical. quickjs-ng has no Intl (docs/extensions.md)',
-  },
-  luxon: {
-    stage: 'call',
-    failure: 'ReferenceError: Intl is not defined',
-    cause: 'Intl, from the first DateTime: Intl.DateTimeFormat (resolvedOptions().locale/numberingSystem/calendar/timeZone, formatToParts with IANA zones, month and weekday names in "fr"), Intl.NumberFormat, Intl.Locale. quickjs-ng has no Intl',
-  },
-};
+const KNOWN_GAPS = {};
 
 const BUILD_CONCURRENCY = 2;
 

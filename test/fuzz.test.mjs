@@ -36,6 +36,9 @@ const PRELUDE = `(function (native, configJson) {
     () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.log(num(), str()),
     () => native.varsGet(str()), () => native.varsSet(str(), str()), () => native.varsDelete(str()), () => native.varsKeys(),
     () => native.hrtime(), () => native.memoryUsage(),
+    () => native.intl(pick([str(), '["DateTimeFormat",null,null]', '["NumberFormat",["de"],{"style":"currency"}]', '["Segmenter",null,{"granularity":"word"}]', '["Locale",[' + JSON.stringify(str()) + '],null]', '["Intl",null,null]']),
+      pick([str(), 'format', 'formatToParts', 'resolvedOptions', 'segment', 'compare', 'supportedValuesOf', 'info', 'constructor', '__proto__']),
+      pick([str(), '[]', '[1]', '[{"n":"NaN"}]', '[{"b":"' + '9'.repeat(5000) + '"}]', '["timeZone"]', '[' + JSON.stringify(str()) + ']'])),
     () => native.finish(num(), rnd() < 0.5, pick([str(), '{"ok":1}', 'not json'])),
   ];
   return {

@@ -1,6 +1,6 @@
 // The guest's web platform, one concept per module: events, encoding, base64, URL, headers, abort, streams,
-// blob, body (Request/Response), fetch, crypto, structuredClone, the Playwright-style request client,
-// process/performance.
+// blob, body (Request/Response), fetch, crypto, structuredClone, Intl (the host's ICU), the Playwright-style
+// request client, process/performance.
 //
 // scripts/build-engine.mjs bundles these modules (rollup) into one script with prelude.js; the prelude calls
 // installWeb once, in the engine's snapshot. Nothing here decides anything: every request goes to the host's
@@ -23,6 +23,7 @@ import { atob, btoa } from './base64.js';
 import { crypto, Crypto, CryptoKey, SubtleCrypto } from './crypto.js';
 import { structuredClone } from './clone.js';
 import { inspect, makeConsole } from './console.js';
+import { Intl, installLocaleMethods } from './intl.js';
 
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
 export function installWeb(native, api) {
@@ -30,8 +31,9 @@ export function installWeb(native, api) {
   const globals = {
     DOMException, Event, CustomEvent, EventTarget, TextEncoder, TextDecoder, URL, URLSearchParams, Headers, AbortSignal,
     AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,
-    CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream,
+    CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream, Intl,
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
+  installLocaleMethods();
   return { requestClient, configure, inspect, makeConsole };
 }

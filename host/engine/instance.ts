@@ -19,6 +19,7 @@
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
+import { intlResult } from '../intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
@@ -122,7 +123,7 @@ function errorText(e: unknown): string {
 }
 
 /** A guest's "Name: message\nstack" as a ToolError: message first, the detail after (without the prelude's
- *  frames, which are kiln's insides; the prelude is the engine's, so its frames name `kiln:prelude`). */
+ *  frames, which are kiln's insides: prelude-frames.ts). */
 export function toolError(raw: string): ToolError {
   const text = withoutPreludeFrames(raw).replace(/\s+$/, '');
   const nl = text.indexOf('\n');
@@ -427,6 +428,8 @@ export class GuestInstance {
         digest: (algorithm: Hash, data: Uint8Array) => createHash(HASHES[algorithm]).update(data).digest(),
         hmac: (algorithm: Hash, key: Uint8Array, data: Uint8Array) => createHmac(HASHES[algorithm], key).update(data).digest(),
       },
+      // The host's ICU for the guest's Intl: pure functions, no authority (host/intl.ts).
+      'kiln:extension/intl': { call: intlResult },
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),
         sleep: (ms: number) => {
