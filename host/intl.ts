@@ -1,16 +1,28 @@
 // The guest's `Intl`: ECMA-402 answered by the host's ICU (Node's own), through the `intl` WIT interface.
-// Pure functions of their arguments: no authority, no state but a bounded cache of constructed formatters.
+// Pure functions of their arguments: no authority, no state but bounded caches of constructed formatters.
 //
 // Invariants:
-//  - The guest never learns the host's defaults: a missing locale is "en-US", and a date's missing time zone
-//    is "UTC" (the guest's local time zone), whatever the host's LANG and TZ say.
+//  - The guest never learns the host's defaults: every locale list ends in "en-US" (so a tag ICU does not
+//    support falls back to it, not to the host's LANG), and a date's missing time zone is "UTC" (the guest's
+//    local time zone), whatever the host's TZ says.
 //  - Only the kinds and operations listed here run; every argument is JSON whose type is checked before use.
-//  - Requests are bounded in size and the cache in entries, so a guest cannot grow the host through it.
+//  - Requests are bounded in size; each guest has its own small cache of formatters (so one guest cannot
+//    time another's cache) and a budget of new ones, and the thread has one too: a formatter holds ~30 KB of
+//    ICU memory that V8 frees only lazily, so a flood of distinct formatters must be refused, not cached.
+//  - No operation is quadratic in its input: V8's segment iterator is, so text is segmented in chunks.
 //  - Errors come back as "Name: message" with Intl's own RangeError/TypeError names; nothing else is thrown.
 
 export const MAX_SPEC_CHARS = 16 * 1024;
 export const MAX_ARGS_CHARS = 1 << 20;
-export const CACHE_ENTRIES = 256;
+const MAX_LOCALES = 64;
+const MAX_TAG_CHARS = 256;
+export const CACHE_ENTRIES = 32;
+/** New formatters a guest, and all guests of a thread, may make per BUDGET_WINDOW_MS. */
+export const GUEST_BUDGET = 200;
+export const THREAD_BUDGET = 1000;
+const BUDGET_WINDOW_MS = 10_000;
+/** Segmenter input is segmented this many code units at a time (see segment). */
+const SEGMENT_CHUNK = 1024;
 const DEFAULT_LOCALE = 'en-US';
 const DEFAULT_TIME_ZONE = 'UTC';
 
@@ -39,8 +51,18 @@ const num = (w: unknown): number => {
 };
 const str = (w: unknown): string => (typeof w === 'string' ? w : bad('expected a string'));
 const strings = (w: unknown): string[] => (Array.isArray(w) && w.every((s) => typeof s === 'string') ? w : bad('expected a list of strings'));
-const localesOf = (l: Locales): string[] => (l && l.length ? l : [DEFAULT_LOCALE]);
-const withZone = (o: Options): Record<string, unknown> => ({ ...o, timeZone: o?.timeZone ?? DEFAULT_TIME_ZONE });
+/** A locale list from the guest: at most MAX_LOCALES tags of at most MAX_TAG_CHARS (Node canonicalises a
+ *  list in quadratic time). Beyond that: a RangeError the guest can read. */
+function tags(w: unknown): string[] {
+  const list = strings(w);
+  if (list.length > MAX_LOCALES || list.some((t) => t.length > MAX_TAG_CHARS)) {
+    throw new RangeError(`Intl: kiln takes at most ${MAX_LOCALES} locales of at most ${MAX_TAG_CHARS} characters`);
+  }
+  return list;
+}
+/** The guest's locales, then en-US: ICU falls back to the first it supports, never to the host's own. */
+const localesOf = (l: Locales): string[] => [...(l ?? []), DEFAULT_LOCALE];
+const withZone = (o: Options): Record<string, unknown> => ({ ...o, timeZone: o && 'timeZone' in o ? o.timeZone : DEFAULT_TIME_ZONE });
 
 /** What each kind's formatter is built from. `Locale` takes a tag instead of a locale list. */
 const CONSTRUCT: Record<string, (l: Locales, o: Options) => object> = {
@@ -93,16 +115,7 @@ const OPS: Record<string, Record<string, Op>> = {
   },
   DisplayNames: { of: (f, [code]) => f.of(str(code)) ?? null },
   // Segments travel as their start indices (and word-likeness), not as copies of the text.
-  Segmenter: {
-    segment: (f, [s]) => {
-      const starts: number[] = [], words: number[] = [];
-      for (const seg of f.segment(str(s)) as Iterable<Intl.SegmentData>) {
-        starts.push(seg.index);
-        if (seg.isWordLike !== undefined) words.push(seg.isWordLike ? 1 : 0);
-      }
-      return { starts, words };
-    },
-  },
+  Segmenter: { segment: (f, [s]) => segment(f, str(s)) },
   Locale: {
     info: (f) => {
       const info: Record<string, unknown> = { tag: f.toString() };
@@ -123,33 +136,43 @@ const OPS: Record<string, Record<string, Op>> = {
   },
 };
 
+/**
+ * `text`'s segment boundaries. V8's segment iterator costs time proportional to the text per step (50,000
+ * one-letter graphemes: a second), so the text is segmented SEGMENT_CHUNK code units at a time: each
+ * chunk's last segment may continue past it, so it is dropped and segmenting resumes at its start (a
+ * boundary, from which ICU finds the same boundaries as from the text's start). A segment longer than a
+ * chunk doubles the chunk.
+ */
+export function segment(f: Intl.Segmenter, text: string): { starts: number[]; words: number[] } {
+  const starts: number[] = [], words: number[] = [];
+  for (let at = 0, size = SEGMENT_CHUNK; at < text.length;) {
+    const end = Math.min(text.length, at + size);
+    const found: Intl.SegmentData[] = [...f.segment(text.slice(at, end))];
+    const last = end === text.length ? found.length : found.length - 1; // the last may run on past `end`
+    if (last === 0) {
+      size *= 2;
+      continue;
+    }
+    for (let k = 0; k < last; k++) {
+      starts.push(at + found[k].index);
+      if (found[k].isWordLike !== undefined) words.push(found[k].isWordLike ? 1 : 0);
+    }
+    at = end === text.length ? end : at + found[last].index;
+    size = SEGMENT_CHUNK;
+  }
+  return { starts, words };
+}
+
 /** Operations that need no formatter: [kind or "Intl", locales, options] names only the kind. */
 const STATIC: Record<string, Op> = {
-  getCanonicalLocales: (_k, [l]) => Intl.getCanonicalLocales(strings(l)),
+  getCanonicalLocales: (_k, [l]) => Intl.getCanonicalLocales(tags(l)),
   supportedValuesOf: (_k, [key]) => Intl.supportedValuesOf(str(key) as Parameters<typeof Intl.supportedValuesOf>[0]),
   supportedLocalesOf: (kind, [l, o]) => {
     const C = (Intl as unknown as Record<string, { supportedLocalesOf?: (l: string[], o?: object) => string[] }>)[kind];
     if (!C?.supportedLocalesOf) return bad(`${kind} has no supportedLocalesOf`);
-    return C.supportedLocalesOf(strings(l), (o ?? undefined) as object | undefined);
+    return C.supportedLocalesOf(tags(l), (o ?? undefined) as object | undefined);
   },
 };
-
-const cache = new Map<string, object>();
-
-/** How many formatters the host holds (at most CACHE_ENTRIES). */
-export const cachedFormatters = (): number => cache.size;
-
-function formatter(spec: string, kind: string, locales: Locales, options: Options): object {
-  let f = cache.get(spec);
-  if (f) {
-    cache.delete(spec); // most recently used goes last
-  } else {
-    f = CONSTRUCT[kind](locales, options);
-    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
-  }
-  cache.set(spec, f);
-  return f;
-}
 
 function parseSpec(spec: string): [string, Locales, Options] {
   let parsed: unknown;
@@ -161,38 +184,76 @@ function parseSpec(spec: string): [string, Locales, Options] {
   if (!Array.isArray(parsed) || parsed.length !== 3) return bad('the request must be [kind, locales, options]');
   const [kind, locales, options] = parsed as unknown[];
   if (typeof kind !== 'string' || !Object.hasOwn(CONSTRUCT, kind) && kind !== 'Intl') return bad(`unknown kind ${JSON.stringify(kind)}`);
-  if (locales !== null && !(Array.isArray(locales) && locales.length <= 64 && locales.every((s) => typeof s === 'string'))) return bad('locales must be a list of strings');
+  if (locales !== null && !Array.isArray(locales)) return bad('locales must be a list of strings');
+  if (locales !== null) tags(locales);
   if (options !== null && (typeof options !== 'object' || Array.isArray(options))) return bad('options must be an object');
   return [kind, locales as Locales, options as Options];
 }
 
-/** One `intl.call`: the JSON result, or an Error whose name and message the guest rethrows. */
-export function intlCall(spec: string, op: string, args: string): string {
-  if (spec.length > MAX_SPEC_CHARS) bad(`a request's locales and options are limited to ${MAX_SPEC_CHARS} characters`);
-  if (args.length > MAX_ARGS_CHARS) bad(`a request's arguments are limited to ${MAX_ARGS_CHARS} characters`);
-  const [kind, locales, options] = parseSpec(spec);
-  let list: unknown;
-  try {
-    list = JSON.parse(args);
-  } catch {
-    return bad('the arguments are not JSON');
+/** New formatters made in the current window, by this thread's guests together (see THREAD_BUDGET). */
+const thread = { window: 0, made: 0 };
+
+function spend(budget: { window: number; made: number }, limit: number, who: string): void {
+  const window = Math.floor(Date.now() / BUDGET_WINDOW_MS);
+  if (budget.window !== window) Object.assign(budget, { window, made: 0 });
+  if (budget.made >= limit) {
+    throw new RangeError(`Intl: ${who} made ${limit} new formatters in ${BUDGET_WINDOW_MS / 1000} s, the most kiln allows; make one and reuse it`);
   }
-  if (!Array.isArray(list)) return bad('the arguments must be a list');
-  if (Object.hasOwn(STATIC, op)) return JSON.stringify(STATIC[op](kind, list));
-  if (kind === 'Intl') return bad(`unknown operation ${JSON.stringify(op)}`);
-  const ops = OPS[kind];
-  const resolve = op === 'resolvedOptions' && kind !== 'Date' && kind !== 'String' && kind !== 'Locale';
-  if (!resolve && !Object.hasOwn(ops, op)) return bad(`${kind} has no operation ${JSON.stringify(op)}`);
-  const f = formatter(spec, kind, locales, options);
-  return JSON.stringify(resolve ? (f as Intl.Collator).resolvedOptions() : ops[op](f, list) ?? null);
+  budget.made++;
 }
 
-/** `intlCall` as the WIT's result: an error travels as "Name: message". */
-export function intlResult(spec: string, op: string, args: string): string {
-  try {
-    return intlCall(spec, op, args);
-  } catch (e) {
-    const name = e instanceof RangeError ? 'RangeError' : e instanceof TypeError ? 'TypeError' : 'Error';
-    throw { payload: `${name}: ${(e as Error)?.message ?? String(e)}`.slice(0, 4096) };
+/** One guest's Intl: its formatters (most recently used last) and its budget of new ones. */
+export class IntlHost {
+  private readonly cache = new Map<string, object>();
+  private readonly budget = { window: 0, made: 0 };
+
+  /** How many formatters this guest holds (at most CACHE_ENTRIES). */
+  get cached(): number {
+    return this.cache.size;
+  }
+
+  private formatter(spec: string, kind: string, locales: Locales, options: Options): object {
+    let f = this.cache.get(spec);
+    if (f) {
+      this.cache.delete(spec);
+    } else {
+      spend(this.budget, GUEST_BUDGET, 'this guest');
+      spend(thread, THREAD_BUDGET, "this server thread's guests");
+      f = CONSTRUCT[kind](locales, options);
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    }
+    this.cache.set(spec, f);
+    return f;
+  }
+
+  /** One `intl.call`: the JSON result, or an Error whose name and message the guest rethrows. */
+  call(spec: string, op: string, args: string): string {
+    if (spec.length > MAX_SPEC_CHARS) bad(`a request's locales and options are limited to ${MAX_SPEC_CHARS} characters`);
+    if (args.length > MAX_ARGS_CHARS) bad(`a request's arguments are limited to ${MAX_ARGS_CHARS} characters`);
+    const [kind, locales, options] = parseSpec(spec);
+    let list: unknown;
+    try {
+      list = JSON.parse(args);
+    } catch {
+      return bad('the arguments are not JSON');
+    }
+    if (!Array.isArray(list)) return bad('the arguments must be a list');
+    if (Object.hasOwn(STATIC, op)) return JSON.stringify(STATIC[op](kind, list));
+    if (kind === 'Intl') return bad(`unknown operation ${JSON.stringify(op)}`);
+    const ops = OPS[kind];
+    const resolve = op === 'resolvedOptions' && kind !== 'Date' && kind !== 'String' && kind !== 'Locale';
+    if (!resolve && !Object.hasOwn(ops, op)) return bad(`${kind} has no operation ${JSON.stringify(op)}`);
+    const f = this.formatter(spec, kind, locales, options);
+    return JSON.stringify(resolve ? (f as Intl.Collator).resolvedOptions() : ops[op](f, list) ?? null);
+  }
+
+  /** `call` as the WIT's result: an error travels as "Name: message". */
+  result(spec: string, op: string, args: string): string {
+    try {
+      return this.call(spec, op, args);
+    } catch (e) {
+      const name = e instanceof RangeError ? 'RangeError' : e instanceof TypeError ? 'TypeError' : 'Error';
+      throw { payload: `${name}: ${(e as Error)?.message ?? String(e)}`.slice(0, 4096) };
+    }
   }
 }

@@ -1,11 +1,16 @@
 // The guest's Intl is the host's ICU behind the `intl` WIT interface (host/intl.ts). The interface is pure, but
 // its input is the guest's: every malformed request must fail with a TypeError and nothing else, the host's own
-// defaults (LANG, TZ) must not show through, and a flood of distinct formatters must not grow the host.
+// defaults (LANG, TZ) must not show through, a flood of distinct formatters must not grow the host, and no
+// input may cost the host quadratic time.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CACHE_ENTRIES, cachedFormatters, intlCall, intlResult, MAX_ARGS_CHARS } from '../dist/host/intl.js';
+import { CACHE_ENTRIES, GUEST_BUDGET, IntlHost, MAX_ARGS_CHARS, segment } from '../dist/host/intl.js';
+
+const host = new IntlHost();
+const intlCall = (spec, op, args) => host.call(spec, op, args);
+const intlResult = (spec, op, args) => host.result(spec, op, args);
 import { kiln, tempDir } from './helpers.mjs';
 
 const refused = (spec, op, args, re = /^Intl: /) => {
@@ -20,8 +25,7 @@ test('malformed requests are refused as TypeErrors naming what is wrong', () => 
     refused(JSON.stringify([kind, null, null]), 'format', '[]', /unknown kind/);
   }
   refused('["NumberFormat","en",null]', 'format', '[1]', /locales must be a list/);
-  refused('["NumberFormat",[1],null]', 'format', '[1]', /locales must be a list/);
-  refused(JSON.stringify(['NumberFormat', Array(65).fill('en'), null]), 'format', '[1]', /locales must be a list/);
+  refused('["NumberFormat",[1],null]', 'format', '[1]', /list of strings/);
   refused('["NumberFormat",null,[]]', 'format', '[1]', /options must be an object/);
   refused('["NumberFormat",null,"x"]', 'format', '[1]', /options must be an object/);
   refused('["NumberFormat",null,null]', 'format', '{}', /must be a list/);
@@ -54,11 +58,52 @@ test('ICU errors keep their names; the WIT result carries "Name: message"', () =
   assert.equal(intlResult('["NumberFormat",["de"],null]', 'format', '[1234.5]'), '"1.234,5"');
 });
 
-test('the host keeps at most CACHE_ENTRIES formatters, however many distinct ones a guest asks for', () => {
-  for (let i = 0; i < CACHE_ENTRIES * 3; i++) intlCall(JSON.stringify(['NumberFormat', ['en'], { minimumIntegerDigits: 1 + (i % 21), maximumFractionDigits: i % 20, useGrouping: i % 2 === 0 }]), 'format', '[1]');
-  for (let i = 0; i < 100; i++) intlCall(JSON.stringify(['NumberFormat', ['en'], { x: i }]), 'format', '[1]');
-  assert.ok(cachedFormatters() <= CACHE_ENTRIES, `${cachedFormatters()} formatters held`);
-  assert.ok(cachedFormatters() > 0);
+test('a guest holds at most CACHE_ENTRIES formatters and may make GUEST_BUDGET new ones per window', () => {
+  const guest = new IntlHost();
+  const spec = (i) => JSON.stringify(['NumberFormat', ['en'], { minimumIntegerDigits: 1 + (i % 21), maximumFractionDigits: i % 20 }]);
+  let refused;
+  for (let i = 0; i < GUEST_BUDGET + 10 && !refused; i++) {
+    try {
+      guest.call(spec(i), 'format', '[1]');
+    } catch (e) {
+      refused = { i, e };
+    }
+  }
+  assert.ok(refused, 'a flood of new formatters was never refused');
+  assert.ok(refused.e instanceof RangeError && /make one and reuse it/.test(refused.e.message), refused.e.message);
+  assert.ok(refused.i >= GUEST_BUDGET - 1 && refused.i <= GUEST_BUDGET, `refused at ${refused.i}`);
+  assert.ok(guest.cached <= CACHE_ENTRIES, `${guest.cached} formatters held`);
+  // Formatters it already holds still work, and another guest has its own budget.
+  assert.doesNotThrow(() => guest.call(spec(refused.i - 1), 'format', '[1]'));
+  assert.equal(new IntlHost().call(spec(0), 'format', '[1]'), '"1"');
+});
+
+test('locale lists are capped before Node canonicalises them (it takes quadratic time)', () => {
+  const many = JSON.stringify([Array.from({ length: 65 }, (_, i) => `en-x-${i}`)]);
+  assert.throws(() => intlCall('["Intl",null,null]', 'getCanonicalLocales', many), RangeError);
+  assert.throws(() => intlCall('["NumberFormat",null,null]', 'supportedLocalesOf', JSON.stringify([JSON.parse(many)[0], null])), RangeError);
+  assert.throws(() => intlCall(JSON.stringify(['NumberFormat', Array(65).fill('en'), null]), 'format', '[1]'), RangeError);
+  assert.throws(() => intlCall('["Intl",null,null]', 'getCanonicalLocales', JSON.stringify([['en-' + 'a'.repeat(300)]])), RangeError);
+});
+
+test('segmenting in chunks finds exactly the boundaries of segmenting the whole text', () => {
+  const texts = [
+    'Hello, world! How are you? Mr. Smith went to Washington. He said "Hi." Then left...\r\nNew line. ',
+    '👨‍👩‍👧‍👦🏳️‍🌈e\u0301 Ünïcödé\r\n\r\n漢字かなカナ한국어 ',
+    'ภาษาไทยเป็นภาษาที่ไม่มีการเว้นวรรคระหว่างคำ ',
+    'a'.repeat(3000) + ' b',
+    'x. '.repeat(900),
+  ];
+  for (const granularity of ['grapheme', 'word', 'sentence']) {
+    for (const [locale, base] of [['en', texts[0]], ['en', texts[1]], ['th', texts[2]], ['en', texts[3]], ['en', texts[4]], ['ja', texts[1]]]) {
+      const text = base.repeat(Math.ceil(5000 / base.length));
+      const f = new Intl.Segmenter(locale, { granularity });
+      const whole = [...f.segment(text)];
+      const chunked = segment(f, text);
+      assert.deepEqual(chunked.starts, whole.map((s) => s.index), `${granularity} ${locale} ${base.slice(0, 20)}`);
+      if (granularity === 'word') assert.deepEqual(chunked.words, whole.map((s) => (s.isWordLike ? 1 : 0)));
+    }
+  }
 });
 
 test("a guest's Intl uses en-US and UTC whatever the host's LANG and TZ are", async (t) => {
@@ -71,4 +116,10 @@ JSON.stringify([new Intl.DateTimeFormat().resolvedOptions().locale, new Intl.Dat
   const r = await kiln(['run', script], { env: { TZ: 'Asia/Tokyo', LANG: 'de_DE.UTF-8', LC_ALL: 'de_DE.UTF-8' } });
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(JSON.parse(r.stdout)), ['en-US', 'UTC', 'en-US', '1/15/2024, 11:30:00 PM', '1,234.5', 23]);
+  // A locale ICU does not support falls back to en-US, never to the host's own.
+  writeFileSync(script, `JSON.stringify([new Intl.NumberFormat('und').resolvedOptions().locale, (1234.5).toLocaleString('zz'),
+    new Intl.DateTimeFormat(['xx', 'yy']).resolvedOptions().locale, 'a'.localeCompare('b', 'qq')])`);
+  const fallback = await kiln(['run', script], { env: { TZ: 'Asia/Tokyo', LANG: 'de_DE.UTF-8', LC_ALL: 'de_DE.UTF-8' } });
+  assert.equal(fallback.code, 0, fallback.stderr);
+  assert.deepEqual(JSON.parse(JSON.parse(fallback.stdout)), ['en-US', '1,234.5', 'en-US', -1]);
 });

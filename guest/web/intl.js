@@ -20,7 +20,9 @@ function localeList(locales) {
   if (typeof locales === 'string' || locales instanceof Locale) return [String(locales)];
   if (locales === null) throw new TypeError('Cannot convert undefined or null to object');
   const o = Object(locales), out = [];
-  for (let i = 0, n = Math.min(Number(o.length) || 0, 64); i < n; i++) {
+  const n = Math.min(Number(o.length) || 0, 2 ** 32 - 1);
+  if (n > 64) throw new RangeError('Intl: kiln takes at most 64 locales');
+  for (let i = 0; i < n; i++) {
     if (!(i in o)) continue;
     const v = o[i];
     if (typeof v !== 'string' && !(v && typeof v === 'object')) throw new TypeError(`Incorrect locale information provided`);
@@ -29,13 +31,21 @@ function localeList(locales) {
   return out;
 }
 
-/** An options argument as plain JSON: what is read is what the host sees. */
+/** Every option ECMA-402 reads, of any kind: each is read once with a plain Get (getters and inherited
+ *  properties count, as they do in Node), and what is read is what the host sees. */
+const OPTION_NAMES = ['localeMatcher', 'calendar', 'numberingSystem', 'hour12', 'hourCycle', 'timeZone', 'weekday', 'era', 'year',
+  'month', 'day', 'dayPeriod', 'hour', 'minute', 'second', 'fractionalSecondDigits', 'timeZoneName', 'formatMatcher', 'dateStyle',
+  'timeStyle', 'style', 'currency', 'currencyDisplay', 'currencySign', 'unit', 'unitDisplay', 'notation', 'compactDisplay',
+  'signDisplay', 'useGrouping', 'minimumIntegerDigits', 'minimumFractionDigits', 'maximumFractionDigits', 'minimumSignificantDigits',
+  'maximumSignificantDigits', 'roundingPriority', 'roundingIncrement', 'roundingMode', 'trailingZeroDisplay', 'type', 'usage',
+  'sensitivity', 'ignorePunctuation', 'numeric', 'caseFirst', 'collation', 'granularity', 'fallback', 'languageDisplay', 'language',
+  'script', 'region'];
 function optionBag(options) {
   if (options === undefined) return null;
   if (options === null) throw new TypeError('Cannot convert undefined or null to object');
-  const out = {};
-  for (const k in Object(options)) {
-    const v = options[k];
+  const o = Object(options), out = {};
+  for (const k of OPTION_NAMES) {
+    const v = o[k];
     if (v !== undefined) out[k] = v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number' ? v : String(v);
   }
   return out;
@@ -267,4 +277,17 @@ export function installLocaleMethods() {
       return call(specOf('String', locales, undefined), name, [thisString(this, name)]);
     });
   }
+  // ECMA-402's Array.prototype.toLocaleString passes its locales and options on to every element.
+  const elementsToLocaleString = function (locales, options) {
+    const o = Object(this), n = Math.min(Number(o.length) || 0, 2 ** 53 - 1);
+    let out = '';
+    for (let i = 0; i < n; i++) {
+      if (i > 0) out += ',';
+      const v = o[i];
+      if (v !== undefined && v !== null) out += String(Object(v).toLocaleString(locales, options));
+    }
+    return out;
+  };
+  method(Array.prototype, 'toLocaleString', elementsToLocaleString);
+  method(Object.getPrototypeOf(Int8Array.prototype), 'toLocaleString', elementsToLocaleString);
 }

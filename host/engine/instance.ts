@@ -19,7 +19,7 @@
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
-import { intlResult } from '../intl.js';
+import { IntlHost } from '../intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
@@ -80,6 +80,8 @@ export interface InstanceHost {
   log(level: LogLevel, message: string): void;
   /** Told when guest code starts and stops running on this thread (the worker publishes it). */
   busy?(running: boolean): void;
+  /** Asked by the interrupt: true stops the running guest now (another thread asked to stop it: worker.ts). */
+  stopRequested?(): boolean;
 }
 
 export interface LoadConfig {
@@ -159,6 +161,8 @@ export class GuestInstance {
   private interruptedAt: number | undefined;
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
+  /** The guest's Intl formatters, and its budget of new ones (host/intl.ts). */
+  private readonly intl = new IntlHost();
 
   private constructor() {}
 
@@ -256,6 +260,17 @@ export class GuestInstance {
       // the instance died; `done` has been rejected with the reason
     }
     return done;
+  }
+
+  /** Set by `stop`: the interrupt stops any guest code of this instance still running. */
+  private stopping = false;
+
+  /** Dispose of the instance and stop its code if it is running (it is, when `stop` is called from inside a
+   *  host call it made); with worker isolation, the main thread stops a running guest through the worker's
+   *  shared stop word instead (remote.ts). */
+  stop(reason: KilnError): void {
+    this.stopping = true;
+    this.dispose(reason);
   }
 
   /** Stop delivering anything to this instance and fail what is still running. */
@@ -429,7 +444,7 @@ export class GuestInstance {
         hmac: (algorithm: Hash, key: Uint8Array, data: Uint8Array) => createHmac(HASHES[algorithm], key).update(data).digest(),
       },
       // The host's ICU for the guest's Intl: pure functions, no authority (host/intl.ts).
-      'kiln:extension/intl': { call: intlResult },
+      'kiln:extension/intl': { call: (spec: string, op: string, args: string) => this.intl.result(spec, op, args) },
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),
         sleep: (ms: number) => {
@@ -440,7 +455,7 @@ export class GuestInstance {
           return op;
         },
         interrupted: () => {
-          if (performance.now() <= this.runDeadline) return false;
+          if (performance.now() <= this.runDeadline && !this.stopping && !this.host.stopRequested?.()) return false;
           this.interruptedAt ??= performance.now();
           return true;
         },
