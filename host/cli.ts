@@ -164,7 +164,7 @@ async function run(argv: string[]): Promise<number> {
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
   const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), policy, policy.sessions);
   try {
-    const r = await sessions.run('default', (s) => new ScriptRunner(registry).run(s, code, { timeoutMs, name: basename(script) }));
+    const r = await sessions.run('default', 'script', (s) => new ScriptRunner(registry).run(s, code, { timeoutMs, name: basename(script) }));
     if (r.status === 'ok') {
       process.stdout.write(JSON.stringify(r.result ?? null) + '\n');
       return 0;

@@ -45,6 +45,11 @@ export class TimeoutError extends KilnError {
   override name = 'TimeoutError';
 }
 
+/** The client cancelled the call (or went away): its guest was stopped and discarded, its work aborted. */
+export class CancelledError extends KilnError {
+  override name = 'CancelledError';
+}
+
 /** The guest ran out of its memory limit; the guest was discarded. */
 export class MemoryLimitError extends KilnError {
   override name = 'MemoryLimitError';

@@ -12,7 +12,7 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
-import { GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { CancelledError, GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
@@ -71,6 +71,9 @@ function lazyValidator(tool: ToolManifest, tools: ToolManifest[], owner: string)
 function crossReferences(schema: unknown): boolean {
   return JSON.stringify(schema).match(/"\$id"|"\$ref":"(?!#)/) !== null;
 }
+
+const cancelled = (name: string) =>
+  new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; the session's guest for it was stopped and its work aborted`);
 
 export class Registry {
   readonly extensions: LoadedExtension[] = [];
@@ -188,24 +191,27 @@ export class Registry {
   }
 
   /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller. */
-  async call(session: Session, name: string, args: unknown): Promise<unknown> {
+  async call(session: Session, name: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit));
+    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit), signal);
   }
 
   /**
    * Run something in `ext`'s guest in `session` under a deadline: `timeoutMs`, or the server's default.
    * Code still running at the deadline is interrupted (see engine/instance.ts); a wait that outlasts it is
-   * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError.
+   * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError. When `signal`
+   * aborts (the client cancelled the call, or went away), the guest is stopped and discarded the same way, its
+   * commands killed and its requests aborted, and the call fails with a CancelledError.
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number) => Promise<unknown>,
+    start: (instance: GuestHandle, limit: number) => Promise<unknown>, signal?: AbortSignal,
   ): Promise<unknown> {
+    if (signal?.aborted) throw cancelled(name);
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
       performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
@@ -234,17 +240,24 @@ export class Registry {
     });
     // A handler waiting on a promise that never settles is not running code: the clock catches it.
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         session.discard(ext, `${what} exceeded its time limit`); // releases its bodies too
         void session.unstick();
         reject(timedOut());
       }, limit);
+      onAbort = () => {
+        session.discard(ext, `${what} was cancelled`); // stops it mid-run; its commands and requests are aborted
+        reject(cancelled(name));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
       return await Promise.race([mapped, timeout]);
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
 }

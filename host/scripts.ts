@@ -79,7 +79,7 @@ export class ScriptRunner {
   }
 
   /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */
-  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string } = {}): Promise<ScriptResult> {
+  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal } = {}): Promise<ScriptResult> {
     const logs: ScriptResult['logs'] = [];
     let dropped = 0;
     const stop = session.captureLogs((level, message) => {
@@ -90,7 +90,7 @@ export class ScriptRunner {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();
       const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit) =>
-        instance.runScript(SCRIPT_TOOL.name, bytecode, limit));
+        instance.runScript(SCRIPT_TOOL.name, bytecode, limit), opts.signal);
       return { status: 'ok', result, logs, error: null };
     } catch (e) {
       if (!(e instanceof KilnError)) throw e;

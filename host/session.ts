@@ -150,14 +150,15 @@ export class Session {
     for (const ext of [...this.instances.keys()]) this.discard(ext, reason);
   }
 
-  /** Throw the extension's guest away; the next call gets a fresh one (vars are kept). */
+  /** Throw the extension's guest away, stopping its code if it is running; the next call gets a fresh one
+   *  (vars, processes and cookies are kept). */
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
     this.instances.delete(ext);
     this.giveBack(ext);
     // Its open bodies go with it (they hold connections and nobody can read them any more); cookies stay.
     this.httpByExt.get(ext.file)?.releaseBodies();
-    p?.then((i) => i.dispose(new GuestCrashError(`the guest was reset: ${reason}`)), () => {});
+    p?.then((i) => i.stop(new GuestCrashError(`the guest was reset: ${reason}`)), () => {}); // stopped even mid-run
   }
 
   close(): void {

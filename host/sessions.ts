@@ -1,8 +1,10 @@
 // The sessions of a server: created on first use, serialised within, reaped when idle.
 //
 // Invariants:
-//  - Calls in one session run one at a time, in arrival order (`run`). A tool calling another through
-//    `plugins[...]` is part of its caller's call and does not queue.
+//  - Calls to one guest — one extension in one session, the unit that shares a `globalThis` — run one at a
+//    time, in arrival order (`run`); calls to different extensions, or in different sessions, run at once. A
+//    tool calling another through `plugins[...]` is part of its caller's call and does not queue.
+//  - A queued call whose signal aborts (the client cancelled it) leaves the queue without running.
 //  - A session idle for `idleTtlMs` is closed: its guests, vars, persistent processes and cookies go.
 //  - At most `maxSessions` sessions are held; a new one past that closes the least recently used idle session
 //    (its guests, vars, processes and cookies go), or is refused with a KilnError if every session is busy.
@@ -18,11 +20,20 @@ import { Session } from './session.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
 
+/** Rejects when `signal` aborts, with its reason (a CancelledError, from the MCP layer). */
+function aborted<T>(signal: AbortSignal): Promise<T> {
+  return new Promise<T>((_, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
 interface Entry {
   session: Session;
   lastUsed: number;
   busy: number;
-  queue: Promise<unknown>;
+  /** The tail of each guest's queue, by unit (an extension file, or the session's scripts). */
+  queues: Map<string, Promise<unknown>>;
 }
 
 export class Sessions {
@@ -72,7 +83,7 @@ export class Sessions {
     if (!e) {
       this.makeRoom();
       const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget);
-      e = { session, lastUsed: Date.now(), busy: 0, queue: Promise.resolve() };
+      e = { session, lastUsed: Date.now(), busy: 0, queues: new Map() };
       this.entries.set(name, e);
     }
     return e;
@@ -87,23 +98,27 @@ export class Sessions {
     this.close(lru[0]);
   }
 
-  /** Run `fn` in session `name` after every call queued before it. */
-  run<T>(name: string, fn: (session: Session) => Promise<T>): Promise<T> {
+  /** Run `fn` in session `name` after every call queued before it for the same `unit` (the guest it runs
+   *  in: an extension's file). A call cancelled through `signal` while it waits never runs. */
+  run<T>(name: string, unit: string, fn: (session: Session) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const e = this.entry(name);
     e.busy++;
-    const result = e.queue.then(() => {
+    const before = e.queues.get(unit) ?? Promise.resolve();
+    const result = before.then(() => {
+      signal?.throwIfAborted();
       e.lastUsed = Date.now();
       e.session.avoidBusyWorker();
       return fn(e.session);
     });
-    e.queue = result.then(
-      () => this.settled(e),
-      () => this.settled(e),
-    );
-    return result;
+    // While it waits, a cancelled call answers at once (it will not run: see above).
+    const answer = signal ? Promise.race([result, aborted<T>(signal)]) : result;
+    const tail: Promise<void> = result.then(() => this.settled(e, unit, tail), () => this.settled(e, unit, tail));
+    e.queues.set(unit, tail);
+    return answer;
   }
 
-  private settled(e: Entry): void {
+  private settled(e: Entry, unit: string, tail: Promise<unknown>): void {
+    if (e.queues.get(unit) === tail) e.queues.delete(unit);
     e.busy--;
     e.lastUsed = Date.now();
     this.reclaim();

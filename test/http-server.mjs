@@ -53,7 +53,8 @@ export async function startServer(t) {
           return res.end('ok');
         case '/me':
           return res.end(req.headers.cookie ?? '(no cookie)');
-        case '/hang':
+        case '/hang': // never answered; `closed` records when the client gives up
+          res.on('close', () => closed.push(url.pathname));
           return;
         case '/barrier': { // ?key=K&n=N: no response until N requests for K have arrived (proves they overlap)
           const key = url.searchParams.get('key');

@@ -12,6 +12,8 @@ export interface GuestHandle {
   invoke(tool: string, args: unknown, timeoutMs: number): Promise<unknown>;
   runScript(tool: string, bytecode: Uint8Array, timeoutMs: number): Promise<unknown>;
   dispose(reason?: KilnError): void;
+  /** Dispose of the guest and stop its code now if it is running (a cancelled call). */
+  stop(reason: KilnError): void;
 }
 
 export interface RemoteHooks {
@@ -64,6 +66,12 @@ export class RemoteInstance implements GuestHandle {
     this.worker.send({ type: 'dispose', id: this.id, error: toWire(reason) });
     this.worker.forget(this.id);
   }
+
+  stop(reason: KilnError): void {
+    if (this.dead) return;
+    this.worker.requestStop(this.id);
+    this.dispose(reason);
+  }
 }
 
 type Pending = { resolve(v: unknown): void; reject(e: unknown): void };
@@ -73,11 +81,14 @@ export class SessionWorker {
   private readonly worker: Worker;
   private readonly replies = new Map<number, Pending>();
   private readonly hooks = new Map<number, { hooks: RemoteHooks; instance: RemoteInstance }>();
-  private readonly aborts = new Map<number, AbortController>();
+  /** The host operations this worker's guests have in flight, by request id, with the instance that asked. */
+  private readonly aborts = new Map<number, { id: number; abort: AbortController }>();
   private seq = 1;
   private stopped: KilnError | undefined;
   readonly ready: Promise<unknown>;
   private readonly busyFlag = new Int32Array(new SharedArrayBuffer(4));
+  /** The id of an instance whose running code must stop now: its interrupt reads it (worker.ts). */
+  private readonly stopWord = new Int32Array(new SharedArrayBuffer(4));
   private readonly epoch = Date.now();
   /** Sessions placed on this worker (the pool balances on it). */
   sessions = 0;
@@ -87,7 +98,7 @@ export class SessionWorker {
 
   constructor(engine: Engine) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, busy: this.busyFlag.buffer, epoch: this.epoch },
+      workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, busy: this.busyFlag.buffer, stop: this.stopWord.buffer, epoch: this.epoch },
     });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => this.replies.set(0, { resolve, reject }));
@@ -145,9 +156,22 @@ export class SessionWorker {
     }
   }
 
-  /** A disposed instance's hooks are dropped (the worker will not report it dead). */
+  /** A disposed instance's hooks are dropped (the worker will not report it dead), and the host operations
+   *  it started are aborted here: a guest spinning on the worker could not ask for that itself. */
   forget(id: number): void {
     this.hooks.delete(id);
+    for (const [req, a] of this.aborts) {
+      if (a.id !== id) continue;
+      this.aborts.delete(req);
+      a.abort.abort();
+    }
+  }
+
+  /** Stop instance `id`'s code if it is running on the thread now: the engine's interrupt polls this word, so
+   *  a guest that never yields stops within a few thousand instructions. One word: the thread runs one guest
+   *  at a time, and an id is never reused. */
+  requestStop(id: number): void {
+    Atomics.store(this.stopWord, 0, id);
   }
 
   /** Whether the worker answers within `ms` (it cannot while a guest holds it). */
@@ -174,7 +198,7 @@ export class SessionWorker {
     this.replies.clear();
     for (const { instance } of this.hooks.values()) instance.kill(reason);
     this.hooks.clear();
-    for (const a of this.aborts.values()) a.abort();
+    for (const a of this.aborts.values()) a.abort.abort();
     this.aborts.clear();
   }
 
@@ -189,7 +213,7 @@ export class SessionWorker {
       case 'op': {
         const h = this.hooks.get(m.id);
         const abort = new AbortController();
-        this.aborts.set(m.req, abort);
+        this.aborts.set(m.req, { id: m.id, abort });
         const work = h
           ? Promise.resolve().then(() => h.hooks.op(m.kind as OpKind, m.inv, m.request, { body: m.body, signal: abort.signal }))
           : Promise.reject(new GuestCrashError('the guest instance is gone'));
@@ -200,7 +224,7 @@ export class SessionWorker {
         break;
       }
       case 'abort':
-        this.aborts.get(m.req)?.abort();
+        this.aborts.get(m.req)?.abort.abort();
         break;
       case 'discardBody':
         this.hooks.get(m.id)?.hooks.discardBody(m.body);

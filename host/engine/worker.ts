@@ -59,6 +59,7 @@ if (parentPort && workerData?.kilnWorker) {
   };
   // Since when (ms after workerData.epoch) this thread has been running guest code; 0 when it is not.
   const busyFlag = new Int32Array(workerData.busy as SharedArrayBuffer);
+  const stopWord = new Int32Array(workerData.stop as SharedArrayBuffer);
   const epoch = workerData.epoch as number;
   let depth = 0; // guest entries nest (a completion can run inside another entry's host call)
   const busy = (running: boolean) => {
@@ -104,6 +105,7 @@ if (parentPort && workerData?.kilnWorker) {
     },
     log: (level, message) => post({ type: 'log', id, level, message }),
     busy,
+    stopRequested: () => Atomics.load(stopWord, 0) === id,
   });
 
   const settle = (seq: number, p: Promise<unknown>) =>

@@ -2,7 +2,7 @@
 // else (guest logs, load failures) goes to stderr. The server exits when stdin closes or on SIGTERM/SIGINT.
 import { Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { KilnError, ToolError } from '../errors.js';
+import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
 import { printable } from '../terminal.js';
 import type { Registry } from '../registry.js';
@@ -55,6 +55,18 @@ export const RUN_SCRIPT_TOOL = {
   },
 };
 
+/** The queue of a session's scripts (they run in a guest of their own). */
+const SCRIPT_UNIT = '\u0000run_script';
+
+/** The SDK's signal for a call, as one whose reason is the CancelledError the call then fails with. */
+function cancellation(name: string, signal: AbortSignal): AbortSignal {
+  const reason = () => new CancelledError(`${name} was cancelled by the client${typeof signal.reason === 'string' ? ` (${signal.reason})` : ''}`);
+  if (signal.aborted) return AbortSignal.abort(reason());
+  const c = new AbortController();
+  signal.addEventListener('abort', () => c.abort(reason()), { once: true });
+  return c.signal;
+}
+
 export class McpHost {
   readonly sessions: Sessions;
   private readonly scripts: ScriptRunner;
@@ -91,7 +103,9 @@ export class McpHost {
     return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
   }
 
-  async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<ToolResult> {
+  /** `signal`: aborted when the client cancels the call or goes away; the call's guest is then stopped. */
+  async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ToolResult> {
+    const cancel = signal && cancellation(name, signal);
     try {
       const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
       if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
@@ -103,7 +117,7 @@ export class McpHost {
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
         if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
         const target = (a.session as string | undefined) ?? sessionName;
-        return this.ok(await this.sessions.run(target, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined })));
+        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel }), cancel));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
         const target = typeof args?.session === 'string' ? args.session : sessionName;
@@ -111,7 +125,7 @@ export class McpHost {
       }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return this.ok(await this.sessions.run(sessionName, (session) => this.registry.call(session, name, args ?? {})), `tool "${name}"`);
+      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     }
@@ -143,8 +157,8 @@ export async function serveStdio(registry: Registry, version: string): Promise<v
   const host = new McpHost(registry, log);
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {} } });
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
-  server.setRequestHandler('tools/call', async (req) =>
-    host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined),
+  server.setRequestHandler('tools/call', async (req, ctx) =>
+    host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined, ctx.mcpReq.signal),
   );
   let closing = false;
   const shutdown = (code: number) => {

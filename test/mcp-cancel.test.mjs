@@ -1,0 +1,127 @@
+// Cancellation and per-guest serialisation over MCP, with the real SDK client: `notifications/cancelled`
+// stops each kind of work a call can be doing (a timer wait, a busy loop, a fetch, a command), proven by the
+// process table and the local server's log; the session's next call answers at once with fresh globals and
+// its vars kept; and a slow call of one extension never makes another extension's tool wait.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { call, mcp, tempDir, waitUntil } from './helpers.mjs';
+import { startServer } from './http-server.mjs';
+
+const SLOW = (port) => `
+let calls = 0;
+const mark = (what: string) => fetch('http://127.0.0.1:${port}/mark?' + what).then((r) => r.text());
+defineTool({ name: 'slow.wait', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${port}'] }, handler: async () => {
+  await mark('wait');
+  await new Promise((r) => setTimeout(r, 25000));
+  return 'waited';
+} });
+defineTool({ name: 'slow.spin', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${port}'] }, handler: async () => {
+  await mark('spin');
+  let n = 0;
+  for (;;) n++;
+} });
+defineTool({ name: 'slow.fetch', exposeAsTool: true, timeoutMs: 60000, allow: { net: ['127.0.0.1:${port}'] }, handler: async () => {
+  const r = await fetch('http://127.0.0.1:${port}/hang');
+  return r.status;
+} });
+defineTool({ name: 'slow.cmd', exposeAsTool: true, timeoutMs: 60000, allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands }) => {
+  await commands.run('nap', { s: '23.25' });
+  return 'slept';
+} });
+defineTool({ name: 'slow.state', exposeAsTool: true, handler: () => {
+  calls++;
+  if (!vars.has('first')) vars.set('first', 'kept');
+  return { calls, first: vars.get('first') };
+} });
+`;
+const OTHER = `defineTool({ name: 'other.quick', exposeAsTool: true, handler: () => 'quick' });`;
+
+async function setup(t) {
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'slow.ts'), SLOW(srv.port));
+  writeFileSync(join(dir, 'other.ts'), OTHER);
+  const { client } = await mcp(t, [dir]);
+  return { srv, client };
+}
+
+/** Start `name`, wait for `ready`, cancel it through the client's AbortSignal; resolves with what the call did. */
+async function cancelWhen(client, name, ready, meta) {
+  const ac = new AbortController();
+  let settled = false;
+  const pending = client.callTool({ name, arguments: {}, ...(meta ? { _meta: meta } : {}) }, { signal: ac.signal, timeout: 120_000 })
+    .then(() => 'answered', (e) => `rejected: ${e?.message ?? e}`).finally(() => { settled = true; });
+  assert.ok(await waitUntil(ready, 10_000), `${name} never started`);
+  assert.equal(settled, false, `${name} ended before it was cancelled`);
+  ac.abort('the user pressed stop');
+  return pending;
+}
+
+/** Process ids whose command line is exactly `sleep 23.25` (the fixture's command). */
+const sleepers = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === 'sleep\u000023.25\u0000';
+  } catch {
+    return false;
+  }
+});
+
+for (const tool of ['slow.wait', 'slow.spin']) {
+  // Without cancellation the next call would wait for the 10-minute deadline: the test's own bound catches it.
+  test(`cancelling ${tool} stops it: the session's next call answers with fresh globals and its vars kept`, { timeout: 30_000 }, async (t) => {
+    const { srv, client } = await setup(t);
+    assert.deepEqual((await call(client, 'slow.state')).json, { calls: 1, first: 'kept' });
+    const outcome = await cancelWhen(client, tool, () => srv.count('/mark') > 0);
+    assert.match(outcome, /rejected/);
+    // The guest was stopped (a spinning one too): the next call of this extension in this session runs now,
+    // in a fresh guest, instead of waiting 25 s (or the 60 s deadline) behind the cancelled one.
+    const next = await call(client, 'slow.state');
+    assert.deepEqual(next.json, { calls: 1, first: 'kept' });
+  });
+}
+
+test('cancelling a call blocked on fetch aborts the request: the local server sees its client go away', async (t) => {
+  const { srv, client } = await setup(t);
+  const outcome = await cancelWhen(client, 'slow.fetch', () => srv.count('/hang') > 0);
+  assert.match(outcome, /rejected/);
+  assert.ok(await waitUntil(() => srv.closed.includes('/hang'), 5000), 'the hanging request was not closed');
+  assert.equal((await call(client, 'slow.state')).isError, false);
+});
+
+test("cancelling a call running a command kills the command's process", async (t) => {
+  const { client } = await setup(t);
+  const before = new Set(sleepers());
+  const outcome = await cancelWhen(client, 'slow.cmd', () => sleepers().some((p) => !before.has(p)));
+  assert.match(outcome, /rejected/);
+  assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+});
+
+test('a call cancelled while it waits in its guest\'s queue never runs', { timeout: 30_000 }, async (t) => {
+  const { srv, client } = await setup(t);
+  const first = new AbortController();
+  const running = client.callTool({ name: 'slow.wait', arguments: {} }, { signal: first.signal, timeout: 120_000 }).catch(() => {});
+  assert.ok(await waitUntil(() => srv.count('/mark') === 1, 10_000));
+  // Queued behind slow.wait (same extension, same session), then cancelled before its turn...
+  const outcome = await cancelWhen(client, 'slow.fetch', () => true);
+  assert.match(outcome, /rejected/);
+  // ...and once the queue moves on, it is not run.
+  first.abort();
+  await running;
+  assert.equal((await call(client, 'slow.state')).isError, false);
+  assert.equal(srv.count('/hang'), 0, 'the cancelled call ran');
+});
+
+test("one extension's slow call does not make another extension's tool wait, in the same session", { timeout: 30_000 }, async (t) => {
+  const { srv, client } = await setup(t);
+  let slowSettled = false;
+  const ac = new AbortController();
+  const slow = client.callTool({ name: 'slow.wait', arguments: {} }, { signal: ac.signal, timeout: 120_000 }).catch(() => {}).finally(() => { slowSettled = true; });
+  assert.ok(await waitUntil(() => srv.count('/mark') === 1, 10_000));
+  const quick = await call(client, 'other.quick');
+  assert.equal(quick.text, 'quick');
+  assert.equal(slowSettled, false, 'other.quick answered only after slow.wait ended');
+  ac.abort();
+  await slow;
+});
