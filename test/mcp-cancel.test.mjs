@@ -26,6 +26,12 @@ defineTool({ name: 'slow.fetch', exposeAsTool: true, timeoutMs: 60000, allow: { 
   const r = await fetch('http://127.0.0.1:${port}/hang');
   return r.status;
 } });
+defineTool({ name: 'slow.held', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${port}'] }, handler: async () => {
+  const unread = await fetch('http://127.0.0.1:${port}/hello'); // its body stays open, unread
+  await mark('held');
+  await new Promise((r) => setTimeout(r, 25000));
+  return unread.status;
+} });
 defineTool({ name: 'slow.cmd', exposeAsTool: true, timeoutMs: 60000, allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands }) => {
   await commands.run('nap', { s: '23.25' });
   return 'slept';
@@ -68,7 +74,9 @@ const sleepers = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filte
   }
 });
 
-for (const tool of ['slow.wait', 'slow.spin']) {
+// slow.held also leaves a response body open: discarding the guest destroys it (undici then emits an error
+// that, unheard, once ended the server).
+for (const tool of ['slow.wait', 'slow.spin', 'slow.held']) {
   // Without cancellation the next call would wait for the 10-minute deadline: the test's own bound catches it.
   test(`cancelling ${tool} stops it: the session's next call answers with fresh globals and its vars kept`, { timeout: 30_000 }, async (t) => {
     const { srv, client } = await setup(t);

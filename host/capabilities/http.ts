@@ -221,6 +221,9 @@ export class HttpSession {
           owner,
           iterator: stream[Symbol.asyncIterator](),
           destroy: () => {
+            // undici's body emits 'error' (RequestAbortedError) when destroyed, and an 'error' nobody listens
+            // for ends the process: nobody will read this body, so its error goes nowhere.
+            stream.on('error', () => {});
             stream.destroy();
             release();
           },
