@@ -142,8 +142,11 @@
       fail(`tool "${name}": allow must be an object`);
     const m = {
       name,
+      title: manifest.title,
       description: manifest.description,
       inputSchema: manifest.inputSchema,
+      outputSchema: manifest.outputSchema,
+      annotations: manifest.annotations,
       exposeAsTool: manifest.exposeAsTool === true,
       timeoutMs: manifest.timeoutMs,
       allow: manifest.allow === undefined ? {} : JSON.parse(JSON.stringify(manifest.allow)),
@@ -209,9 +212,30 @@
     return e.stack ? `${head}\n${e.stack}` : head;
   }
 
+  // What a handler returns travels as JSON; bytes (an image) and kiln.content([...]) (text, images and links
+  // together) travel marked, and the host turns them into MCP content (host/mcp/result.ts), checking them.
+  const CONTENT = Symbol('kiln.content');
+  const isBytes = (v) => v instanceof Uint8Array || v instanceof ArrayBuffer;
+  const base64 = (v) => web.bytesToBase64(v instanceof ArrayBuffer ? new Uint8Array(v) : v);
+  function content(parts) {
+    if (!Array.isArray(parts)) throw new TypeError('kiln.content takes an array of parts: strings, image bytes, or { type: "resource_link", uri, name }');
+    return Object.freeze({ [CONTENT]: parts.slice() });
+  }
+  function contentPart(p) {
+    if (typeof p === 'string') return { type: 'text', text: p };
+    if (isBytes(p)) return { type: 'image', '$kiln.bytes': base64(p) };
+    if (p && p.type === 'image' && isBytes(p.data)) return { type: 'image', '$kiln.bytes': base64(p.data), mimeType: p.mimeType };
+    return p;
+  }
+  function wire(v) {
+    if (isBytes(v)) return { '$kiln.bytes': base64(v) };
+    if (v && typeof v === 'object' && CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
+    return v;
+  }
+
   function toJson(v) {
     try {
-      const s = JSON.stringify(v === undefined ? null : v);
+      const s = JSON.stringify(v === undefined ? null : wire(v));
       if (s === undefined) return JSON.stringify(null);
       return s;
     } catch (e) {
@@ -241,7 +265,7 @@
     // The per-instance part of the prelude, at load: the config, the host marker, `process`, `performance`.
     configure(configJson) {
       Object.assign(config, JSON.parse(configJson));
-      const marker = Object.freeze({ host: config.host, version: '0.1.0' });
+      const marker = Object.freeze({ host: config.host, version: '0.1.0', content });
       define('kiln', marker);
       define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
       web.configure(config);

@@ -119,9 +119,12 @@ async function inspect(argv: string[]): Promise<number> {
   ];
   for (const t of manifest.tools) {
     lines.push('', `  ${t.name}${t.exposeAsTool ? '  [MCP tool]' : '  [plugins only]'}`);
+    if (t.title) lines.push(`    title        ${t.title}`);
     if (t.description) lines.push(`    description  ${t.description}`);
     if (t.timeoutMs) lines.push(`    timeoutMs    ${t.timeoutMs}`);
     lines.push(`    inputSchema  ${t.inputSchema ? JSON.stringify(t.inputSchema) : '(none)'}`);
+    if (t.outputSchema) lines.push(`    outputSchema ${JSON.stringify(t.outputSchema)}`);
+    if (t.annotations) lines.push(`    annotations  ${JSON.stringify(t.annotations)} (as claimed; the server may only make them more cautious)`);
     const cmds = Object.entries(t.allow.commands);
     lines.push(`    commands     ${cmds.length ? '' : '(none)'}`);
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);

@@ -45,6 +45,11 @@ export class TimeoutError extends KilnError {
   override name = 'TimeoutError';
 }
 
+/** A tool's result did not match its outputSchema: the result is not sent. */
+export class InvalidResultError extends KilnError {
+  override name = 'InvalidResultError';
+}
+
 /** The client cancelled the call (or went away): its guest was stopped and discarded, its work aborted. */
 export class CancelledError extends KilnError {
   override name = 'CancelledError';

@@ -25,10 +25,24 @@ export interface Allow {
   net: string[];
 }
 
+/** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
+ *  derives from the capabilities (mcp/annotations.ts). */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+const ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
 export interface ToolManifest {
   name: string;
+  title?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
+  /** The JSON Schema of the tool's result: listed in tools/list, and every result is checked against it. */
+  outputSchema?: Record<string, unknown>;
+  annotations?: ToolAnnotations;
   exposeAsTool: boolean;
   timeoutMs?: number;
   allow: Allow;
@@ -105,29 +119,42 @@ const DRAFTS: Record<string, Draft> = {
   'https://json-schema.org/draft/2020-12/schema': '2020-12',
 };
 
-/** The JSON Schema draft an inputSchema asks for with `$schema` (draft-07 when it says nothing); a
+/** The JSON Schema draft a schema asks for with `$schema` (draft-07 when it says nothing); a
  *  ManifestError naming the tool for a draft Ajv does not implement (draft-04 and older, or anything else). */
-export function draftOf(tool: string, schema: Record<string, unknown>): Draft {
+export function draftOf(tool: string, schema: Record<string, unknown>, field = 'inputSchema'): Draft {
   const declared = schema.$schema;
   if (declared === undefined) return 'draft-07';
   const draft = typeof declared === 'string' ? DRAFTS[declared.replace(/#$/, '')] : undefined;
   if (!draft) {
-    throw new ManifestError(`tool "${tool}": inputSchema's $schema ${JSON.stringify(declared).slice(0, 100)} is not a JSON Schema draft kiln validates (draft-07, 2019-09 or 2020-12)`);
+    throw new ManifestError(`tool "${tool}": ${field}'s $schema ${JSON.stringify(declared).slice(0, 100)} is not a JSON Schema draft kiln validates (draft-07, 2019-09 or 2020-12)`);
   }
   return draft;
 }
 
-const TOOL_KEYS = ['name', 'description', 'inputSchema', 'exposeAsTool', 'timeoutMs', 'allow'] as const;
+const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'exposeAsTool', 'timeoutMs', 'allow'] as const;
 
-function checkSchema(name: string, schema: Record<string, unknown>): void {
+function checkSchema(name: string, schema: Record<string, unknown>, field = 'inputSchema'): void {
   // MCP sends a tool's arguments as an object, and its clients reject a whole tool list over one tool whose
-  // inputSchema root is anything else.
+  // inputSchema root is anything else; structured results are objects too.
   if (schema.type !== 'object') {
-    throw new ManifestError(`tool "${name}": inputSchema must describe an object: its root needs "type": "object" (MCP requires it; found ${JSON.stringify(schema.type ?? null).slice(0, 60)})`);
+    throw new ManifestError(`tool "${name}": ${field} must describe an object: its root needs "type": "object" (MCP requires it; found ${JSON.stringify(schema.type ?? null).slice(0, 60)})`);
   }
-  draftOf(name, schema);
-  if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new ManifestError(`tool "${name}": inputSchema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) throw new ManifestError(`tool "${name}": inputSchema is larger than ${MAX_SCHEMA_BYTES} bytes`);
+  draftOf(name, schema, field);
+  if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new ManifestError(`tool "${name}": ${field} nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) throw new ManifestError(`tool "${name}": ${field} is larger than ${MAX_SCHEMA_BYTES} bytes`);
+}
+
+function parseAnnotations(tool: string, v: unknown): ToolAnnotations | undefined {
+  if (v === undefined) return undefined;
+  if (!isObject(v)) throw new ManifestError(`tool "${tool}": annotations must be an object`);
+  checkKeys(`tool "${tool}": annotations`, v, ANNOTATION_KEYS);
+  const out: ToolAnnotations = {};
+  for (const k of ANNOTATION_KEYS) {
+    if (v[k] === undefined) continue;
+    if (typeof v[k] !== 'boolean') throw new ManifestError(`tool "${tool}": annotations.${k} must be true or false`);
+    out[k] = v[k] as boolean;
+  }
+  return out;
 }
 
 function parseCommand(tool: string, name: string, v: unknown): CommandSpec {
@@ -203,16 +230,21 @@ function parseTool(v: unknown): ToolManifest {
   checkName(name);
   checkKeys(`tool "${name}"`, v, TOOL_KEYS);
   if (v.description !== undefined && typeof v.description !== 'string') throw new ManifestError(`tool "${name}": description must be a string`);
-  if (v.inputSchema !== undefined) {
-    if (!isObject(v.inputSchema)) throw new ManifestError(`tool "${name}": inputSchema must be a JSON Schema object`);
-    checkSchema(name, v.inputSchema);
+  if (v.title !== undefined && (typeof v.title !== 'string' || v.title.length > 200)) throw new ManifestError(`tool "${name}": title must be a string of at most 200 characters`);
+  for (const field of ['inputSchema', 'outputSchema'] as const) {
+    if (v[field] === undefined) continue;
+    if (!isObject(v[field])) throw new ManifestError(`tool "${name}": ${field} must be a JSON Schema object`);
+    checkSchema(name, v[field] as Record<string, unknown>, field);
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
   if (v.exposeAsTool !== undefined && typeof v.exposeAsTool !== 'boolean') throw new ManifestError(`tool "${name}": exposeAsTool must be true or false`);
   return {
     name,
+    title: v.title as string | undefined,
     description: v.description as string | undefined,
     inputSchema: v.inputSchema as Record<string, unknown> | undefined,
+    outputSchema: v.outputSchema as Record<string, unknown> | undefined,
+    annotations: parseAnnotations(name, v.annotations),
     exposeAsTool: v.exposeAsTool === true,
     timeoutMs: v.timeoutMs as number | undefined,
     allow: parseAllow(name, v.allow),

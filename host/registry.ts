@@ -12,9 +12,9 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import type { GuestHandle } from './engine/remote.js';
-import { CancelledError, GuestCrashError, InvalidArgumentsError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { CancelledError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { argsValidator, cachedValidator, ExtensionAjv, type Validator } from './schema.js';
+import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
@@ -40,6 +40,8 @@ export interface ToolEntry {
   extension: LoadedExtension;
   /** Why arguments do not match the tool's inputSchema, or undefined (schema.ts). */
   validate?: Validator;
+  /** Why a result does not match the tool's outputSchema, or undefined (made on first use). */
+  checkResult?: () => Promise<Validator | undefined>;
 }
 
 /** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
@@ -186,7 +188,9 @@ export class Registry {
         this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by ${clash}`);
         continue;
       }
-      this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i] });
+      let checker: Promise<Validator | undefined> | undefined;
+      const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, ext.file)) : undefined;
+      this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i], checkResult });
     }
   }
 
@@ -197,7 +201,10 @@ export class Registry {
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    return this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit), signal);
+    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit), signal);
+    const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
+    if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
+    return result;
   }
 
   /**

@@ -93,6 +93,30 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A checker for a tool's result against its outputSchema (an Ajv of its own that fills in no defaults: a
+ *  result is checked, not changed). Throws ManifestError for an invalid schema. A slow schema is checked off
+ *  the main thread under the same deadline as arguments are. */
+export async function resultValidator(tool: ToolManifest, owner = ''): Promise<Validator | undefined> {
+  const schema = tool.outputSchema;
+  if (!schema) return undefined;
+  const a = await makeAjv(draftOf(tool.name, schema, 'outputSchema'), () => {}, { useDefaults: false });
+  let validate;
+  try {
+    if (!a.validateSchema(schema)) throw new Error(a.errorsText(a.errors));
+    validate = a.compile(schema);
+  } catch (e: any) {
+    throw new ManifestError(`tool "${tool.name}": outputSchema is not a valid JSON Schema: ${e.message}`);
+  }
+  const check = (value: unknown) => (validate(value) ? undefined : a.errorsText(validate.errors, { dataVar: 'result' }));
+  if (!slowSchema(schema)) return check;
+  return async (value) => {
+    slow ??= new SlowValidation();
+    const r = await slow.validate(`${owner}\0${tool.name}\0result`, schema, value);
+    if (r.timedOut) return `checking it against the outputSchema took longer than ${r.limitMs} ms`;
+    return r.error?.replace(/^args/, 'result').replaceAll(', args', ', result');
+  };
+}
+
 /** Stop the slow-validation thread (at server exit). */
 export function closeValidation(): void {
   slow?.close();

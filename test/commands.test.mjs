@@ -65,8 +65,8 @@ test('strict substitution: missing, unknown, object, NUL and oversized values th
     assert.equal(r.isError, true, JSON.stringify(vars).slice(0, 60));
     assert.match(r.text, expected);
   }
-  assert.equal((await run(client, 'echoArgv', { value: 42 })).json, '42');
-  assert.equal((await run(client, 'echoShell', { value: true })).json, 'true');
+  assert.equal((await run(client, 'echoArgv', { value: 42 })).text, '42');
+  assert.equal((await run(client, 'echoShell', { value: true })).text, 'true');
 });
 
 test('undeclared names are refused, even when another tool in the same file declares them', async (t) => {

@@ -47,8 +47,15 @@ export async function mcp(t, args, opts = {}) {
 export async function call(client, name, args = {}, meta) {
   const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
   const text = res.content.map((c) => c.text).join('\n');
-  let json;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  // A string result arrives as its text, an object as structuredContent (and JSON text), anything else as JSON
+  // text. `json` is the value: the structured content, else the JSON an array, number, boolean or null was
+  // sent as, else the text itself (a text that happens to be JSON, such as "42", stays a string only when it
+  // is not a number, boolean or null: tests that care compare `text`).
+  let json = res.structuredContent;
+  if (json === undefined && !res.isError) {
+    try { json = JSON.parse(text); } catch { json = text; }
+    if (typeof json === 'string' || (typeof json === 'object' && json !== null && !Array.isArray(json))) json = text;
+  }
   return { isError: res.isError === true, text, json };
 }
 

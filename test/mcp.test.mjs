@@ -155,7 +155,7 @@ test('discovery is recursive and serves every source kind: .js .cjs .mjs .jsx .t
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const { client, stderr } = await mcp(t, [dir]);
   for (const kind of ['js', 'cjs', 'mjs', 'ts', 'cts', 'mts', 'tsx']) {
-    assert.deepEqual(await call(client, `kind.${kind}`), { isError: false, text: JSON.stringify(kind), json: kind }, stderr());
+    assert.deepEqual(await call(client, `kind.${kind}`), { isError: false, text: kind, json: kind }, stderr());
   }
   assert.equal((await call(client, 'kind.jsx')).json, '<b>jsx</b>');
   const audit = (await call(client, 'kiln_extensions')).json;

@@ -29,8 +29,14 @@ interface KilnAllow {
 
 interface KilnToolManifest<A = any> {
   name: string;
+  /** A human-readable name for clients' UIs. */
+  title?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
+  /** JSON Schema (root `type: "object"`) of the result: listed in tools/list; a result that does not match fails. */
+  outputSchema?: Record<string, unknown>;
+  /** MCP hints; kiln derives them from the capabilities, and these may only make them more cautious. */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   exposeAsTool?: boolean;
   timeoutMs?: number;
   allow?: KilnAllow;
@@ -125,9 +131,22 @@ declare global {
     keys(): string[];
   };
 
-  const kiln: { readonly host: 'mcp' | 'bdd' | 'script'; readonly version: string };
+  /** One part of `kiln.content`: text, image bytes (PNG, JPEG, GIF, WebP), or a link to a resource. */
+  type KilnContentPart =
+    | string
+    | Uint8Array
+    | ArrayBuffer
+    | { type: 'image'; data: Uint8Array | ArrayBuffer; mimeType?: string }
+    | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string };
+  interface KilnMarker {
+    readonly host: 'mcp' | 'bdd' | 'script';
+    readonly version: string;
+    /** A result of several MCP content blocks: `return kiln.content(['Here it is:', pngBytes])`. */
+    content(parts: KilnContentPart[]): unknown;
+  }
+  const kiln: KilnMarker;
   /** The same object as `kiln`, for extensions written to the ferridriver contract. */
-  const ferridriver: { readonly host: 'mcp' | 'bdd' | 'script'; readonly version: string };
+  const ferridriver: KilnMarker;
 
   /** BDD registrations (recorded; served by the bdd host). */
   function Given(pattern: string | RegExp, ...rest: unknown[]): void;

@@ -35,4 +35,19 @@ function atob(data) {
   return out;
 }
 
-export { atob, btoa };
+/** Bytes as base64, in linear time (for results the host turns into MCP image content). */
+function bytesToBase64(bytes) {
+  const parts = [];
+  for (let i = 0; i < bytes.length; i += 3 * 4096) {
+    let s = '';
+    const end = Math.min(bytes.length, i + 3 * 4096);
+    for (let j = i; j < end; j += 3) {
+      const n = (bytes[j] << 16) | ((j + 1 < end ? bytes[j + 1] : 0) << 8) | (j + 2 < end ? bytes[j + 2] : 0);
+      s += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63] + (j + 1 < end ? ALPHABET[(n >> 6) & 63] : '=') + (j + 2 < end ? ALPHABET[n & 63] : '=');
+    }
+    parts.push(s);
+  }
+  return parts.join('');
+}
+
+export { atob, btoa, bytesToBase64 };

@@ -19,7 +19,7 @@ import { Request, Response } from './body.js';
 import { fetch } from './fetch.js';
 import { requestClient } from './request-client.js';
 import { configure } from './process.js';
-import { atob, btoa } from './base64.js';
+import { atob, btoa, bytesToBase64 } from './base64.js';
 import { crypto, Crypto, CryptoKey, SubtleCrypto } from './crypto.js';
 import { structuredClone } from './clone.js';
 import { inspect, makeConsole } from './console.js';
@@ -35,5 +35,5 @@ export function installWeb(native, api) {
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
   installLocaleMethods();
-  return { requestClient, configure, inspect, makeConsole };
+  return { requestClient, configure, inspect, makeConsole, bytesToBase64 };
 }

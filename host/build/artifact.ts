@@ -9,7 +9,7 @@ import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
 import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
 import { ManifestError, parseTools } from '../manifest.js';
-import { argsValidator, ExtensionAjv } from '../schema.js';
+import { argsValidator, ExtensionAjv, resultValidator } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
 import { checkNesting, NestingError } from './nesting.js';
 
@@ -104,7 +104,7 @@ export class Builder {
     try {
       tools = parseTools(raw.tools);
       const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${file}: ${warning}`));
-      for (const t of tools) await argsValidator(t, ajvs);
+      for (const t of tools) await Promise.all([argsValidator(t, ajvs), resultValidator(t)]);
     } catch (e) {
       if (e instanceof ManifestError) throw fail(e.message);
       throw e;

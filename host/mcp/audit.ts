@@ -30,7 +30,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
         granted: { commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands) },
-        ...(includeSchema ? { inputSchema: t.inputSchema ?? null } : {}),
+        ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),
     })),
     failures: registry.failures,

@@ -1,6 +1,6 @@
 // `kiln mcp`: the loaded tools as an MCP server over stdio. stdout carries only the protocol; everything
 // else (guest logs, load failures) goes to stderr. The server exits when stdin closes or on SIGTERM/SIGINT.
-import { Server } from '@modelcontextprotocol/server';
+import { Server, type Tool } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
@@ -9,7 +9,10 @@ import type { Registry } from '../registry.js';
 import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
+import { grantedCommands } from '../capabilities/commands.js';
+import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
+import { toolResult, type ToolResult } from './result.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 
 export const CLOSE_SESSION_TOOL = {
@@ -22,12 +25,6 @@ export const CLOSE_SESSION_TOOL = {
   },
 };
 
-type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
-
-/** A result past the operator's size limit: clients drop the connection on huge messages, so it is refused. */
-export class ResultTooLargeError extends KilnError {
-  override name = 'ResultTooLargeError';
-}
 
 /** An error's text is cut here: its message and the start of its stack are what a reader needs. */
 const MAX_ERROR_CHARS = 64 * 1024;
@@ -70,15 +67,13 @@ function cancellation(name: string, signal: AbortSignal): AbortSignal {
 export class McpHost {
   readonly sessions: Sessions;
   private readonly scripts: ScriptRunner;
-  /** A tool's result as MCP text, or an error result when it is larger than [limits] maxResultBytes. */
+  /** A tool's result as MCP content (mcp/result.ts), or an error result when it cannot be sent. */
   private readonly ok = (value: unknown, name = 'the call'): ToolResult => {
-    const text = JSON.stringify(value ?? null);
-    const max = this.registry.policy.limits.maxResultBytes;
-    if (text.length > max || Buffer.byteLength(text) > max) {
-      return errorResult(new ResultTooLargeError(
-        `${name} returned ${Buffer.byteLength(text)} bytes of JSON; results are limited to ${max} bytes ([limits] maxResultBytes in kiln.toml)`));
+    try {
+      return toolResult(value, this.registry.policy.limits.maxResultBytes, name);
+    } catch (e) {
+      return errorResult(e);
     }
-    return { content: [{ type: 'text', text }] };
   };
   constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
     this.sessions = new Sessions(
@@ -92,13 +87,19 @@ export class McpHost {
     this.scripts = new ScriptRunner(registry);
   }
 
-  listTools(): { name: string; description?: string; inputSchema: { type: 'object'; [k: string]: unknown } }[] {
+  listTools(): Tool[] {
     const tools = [...this.registry.tools.values()]
       .filter((t) => t.manifest.exposeAsTool)
-      .map((t) => ({
-        name: t.manifest.name,
-        description: t.manifest.description,
-        inputSchema: (t.manifest.inputSchema ?? { type: 'object' }) as { type: 'object' },
+      .map(({ manifest: m, extension: ext }): Tool => ({
+        name: m.name,
+        ...(m.title !== undefined ? { title: m.title } : {}),
+        description: m.description,
+        inputSchema: (m.inputSchema ?? { type: 'object' }) as Tool['inputSchema'],
+        ...(m.outputSchema ? { outputSchema: m.outputSchema as Tool['outputSchema'] } : {}),
+        annotations: {
+          ...(m.title !== undefined ? { title: m.title } : {}),
+          ...annotations(m, grantedCommands(m.allow, { file: ext.file, sha256: ext.artifact.sha256 }, this.registry.policy.commands)),
+        },
       }));
     return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
   }

@@ -98,7 +98,7 @@ attack('held-malformed-jsonrpc', 'garbage lines, wrong types and unknown methods
   for (const junk of ['not json', '{"jsonrpc":"2.0"', '[]', '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', '{"jsonrpc":"2.0","id":2,"method":"no/such"}',
     '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":42}}', `{"jsonrpc":"2.0","id":${'9'.repeat(400)},"method":"tools/list"}`, '\u0000\u0001\u0002']) send(junk);
   send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'p.ping', arguments: {} } }));
-  assert.ok(await waitUntil(() => /"id":4,"result"|"id":4.*"pong"/.test(out) || out.includes('\\"pong\\"'), 20000), out.slice(-500));
+  assert.ok(await waitUntil(() => /"id":4,"result"|"id":4.*"pong"|"text":"pong".*"id":4/.test(out), 20000), out.slice(-500));
   assert.ok(/"id":2,.*"error"|"id":2,"error"/.test(out), 'the unknown method got an error');
   assert.equal(child.exitCode, null, 'the server is still running');
 });

@@ -117,7 +117,7 @@ attack('server-huge-result', 'a 12 MiB result is refused with the setting named;
   const { client } = await serve(t, [join(dir, 'big.ts')]);
   const r = await call(client, 'big');
   assert.equal(r.isError, true);
-  assert.match(r.text, /^ResultTooLargeError: tool "big" returned \d+ bytes of JSON; results are limited to 4194304 bytes \(\[limits\] maxResultBytes/);
+  assert.match(r.text, /^ResultTooLargeError: tool "big" returned \d+ bytes of content; results are limited to 4194304 bytes \(\[limits\] maxResultBytes/);
   assert.equal((await call(client, 'ping')).json, 'pong');
 });
 
@@ -207,7 +207,7 @@ attack('server-huge-request-line', 'a 12 MiB request line gets an error reply an
   assert.match(refused.error.message, /at most 8388608 bytes/);
   send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'ping', arguments: {} } });
   const ok = await reply(8);
-  assert.equal(ok.result?.content?.[0]?.text, '"pong"');
+  assert.equal(ok.result?.content?.[0]?.text, 'pong');
 });
 
 attack('server-huge-request-split', 'a huge line sent in many small writes, then a normal one: only the huge one is refused', async (t) => {
@@ -217,5 +217,5 @@ attack('server-huge-request-split', 'a huge line sent in many small writes, then
   for (let i = 0; i < line.length; i += 65536) send(line.slice(i, i + 65536));
   send({ jsonrpc: '2.0', id: 'small', method: 'tools/call', params: { name: 'ping', arguments: {} } });
   assert.equal((await reply('big')).error?.code, -32600);
-  assert.equal((await reply('small')).result?.content?.[0]?.text, '"pong"');
+  assert.equal((await reply('small')).result?.content?.[0]?.text, 'pong');
 });

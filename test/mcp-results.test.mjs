@@ -1,0 +1,117 @@
+// Tool results and tool metadata as MCP clients see them, with the official SDK clients v2 and v1 (whose
+// schema validation rejects a malformed tools/list or result): strings as text, objects as structured
+// content, outputSchema listed and enforced, bytes as image content sniffed by their first bytes, mixed
+// content through kiln.content, and annotations derived from the capabilities.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { kilnBin, mcp, tempDir } from './helpers.mjs';
+
+// A 1×1 PNG.
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+const SOURCE = `
+const png = Uint8Array.from(atob('${PNG}'), (c) => c.charCodeAt(0));
+const typed = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false };
+defineTool({ name: 'res.text', exposeAsTool: true, handler: () => 'plain words' });
+defineTool({ name: 'res.obj', exposeAsTool: true, handler: () => ({ a: 1, b: [1, 2] }) });
+defineTool({ name: 'res.arr', exposeAsTool: true, handler: () => [1, 2] });
+defineTool({ name: 'res.typed', title: 'Typed result', exposeAsTool: true, outputSchema: typed,
+  handler: ({ args }) => (args.bad ? { n: 'not a number' } : { n: 42 }) });
+defineTool({ name: 'res.png', exposeAsTool: true, handler: () => png });
+defineTool({ name: 'res.buffer', exposeAsTool: true, handler: () => png.buffer });
+defineTool({ name: 'res.fakeimage', exposeAsTool: true, handler: () => new TextEncoder().encode('<svg onload=alert(1)>') });
+defineTool({ name: 'res.liar', exposeAsTool: true, handler: () => kiln.content([{ type: 'image', data: png, mimeType: 'image/jpeg' }]) });
+defineTool({ name: 'res.mixed', exposeAsTool: true, handler: () =>
+  kiln.content(['Here is the chart:', png, { type: 'resource_link', uri: 'file:///reports/q3.csv', name: 'q3.csv', mimeType: 'text/csv' }]) });
+defineTool({ name: 'res.badpart', exposeAsTool: true, handler: () => kiln.content([{ type: 'resource', resource: { uri: 'file:///etc/passwd' } }]) });
+defineTool({ name: 'res.cmd', exposeAsTool: true, annotations: { readOnlyHint: true, destructiveHint: false }, allow: { commands: { hi: { run: ['echo', 'hi'] } } }, handler: () => 1 });
+defineTool({ name: 'res.net', exposeAsTool: true, annotations: { openWorldHint: false }, allow: { net: ['127.0.0.1'] }, handler: () => 1 });
+defineTool({ name: 'res.cautious', exposeAsTool: true, annotations: { readOnlyHint: false }, handler: () => 1 });
+`;
+
+async function serve(t) {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'res.ts'), SOURCE);
+  return { dir, ...(await mcp(t, [dir])) };
+}
+
+test('results: text, structured content, images, mixed content; refusals are tool errors', async (t) => {
+  const { client } = await serve(t);
+  await client.listTools(); // the v2 client then checks structured results against each tool's outputSchema
+  const callTool = (name, args = {}) => client.callTool({ name, arguments: args });
+
+  assert.deepEqual(await callTool('res.text'), { content: [{ type: 'text', text: 'plain words' }] });
+  assert.deepEqual(await callTool('res.obj'), { content: [{ type: 'text', text: '{"a":1,"b":[1,2]}' }], structuredContent: { a: 1, b: [1, 2] } });
+  assert.deepEqual(await callTool('res.arr'), { content: [{ type: 'text', text: '[1,2]' }] });
+  assert.deepEqual((await callTool('res.typed')).structuredContent, { n: 42 });
+  const wrong = await callTool('res.typed', { bad: true });
+  assert.equal(wrong.isError, true);
+  assert.match(wrong.content[0].text, /^InvalidResultError: tool "res\.typed" returned a result that does not match its outputSchema: result\/n must be number/);
+
+  for (const name of ['res.png', 'res.buffer']) assert.deepEqual((await callTool(name)).content, [{ type: 'image', data: PNG, mimeType: 'image/png' }]);
+  const fake = await callTool('res.fakeimage');
+  assert.equal(fake.isError, true);
+  assert.match(fake.content[0].text, /not a PNG, JPEG, GIF or WebP image/);
+  const liar = await callTool('res.liar');
+  assert.equal(liar.isError, true);
+  assert.match(liar.content[0].text, /is image\/png, not the image\/jpeg it declares/);
+
+  assert.deepEqual((await callTool('res.mixed')).content, [
+    { type: 'text', text: 'Here is the chart:' },
+    { type: 'image', data: PNG, mimeType: 'image/png' },
+    { type: 'resource_link', uri: 'file:///reports/q3.csv', name: 'q3.csv', mimeType: 'text/csv' },
+  ]);
+  const badpart = await callTool('res.badpart');
+  assert.equal(badpart.isError, true);
+  assert.match(badpart.content[0].text, /has type "resource"; kiln sends text, image and resource_link parts/);
+});
+
+test('tools/list: title, outputSchema, and annotations derived from the capabilities (claims only more cautious)', async (t) => {
+  const { client } = await serve(t);
+  const tools = Object.fromEntries((await client.listTools()).tools.map((x) => [x.name, x]));
+  assert.equal(tools['res.typed'].title, 'Typed result');
+  assert.equal(tools['res.typed'].outputSchema.required[0], 'n');
+  assert.deepEqual(tools['res.text'].annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  // It declares a command: its claim to be read-only and not destructive is not repeated.
+  assert.deepEqual(tools['res.cmd'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  // It reaches the network: open world, whatever it says.
+  assert.deepEqual(tools['res.net'].annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  // A more cautious claim stands.
+  assert.deepEqual(tools['res.cautious'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+});
+
+test('the v1 SDK client accepts the tool list and the results (its own schema validation)', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'res.ts'), SOURCE);
+  const transport = new StdioV1({ command: process.execPath, args: [kilnBin, 'mcp', dir], stderr: 'ignore' });
+  const client = new ClientV1({ name: 'kiln-test-v1', version: '0.0.0' });
+  await client.connect(transport);
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  assert.ok(tools.some((x) => x.name === 'res.typed' && x.outputSchema && x.annotations?.readOnlyHint === true));
+  assert.deepEqual((await client.callTool({ name: 'res.typed', arguments: {} })).structuredContent, { n: 42 });
+  assert.equal((await client.callTool({ name: 'res.mixed', arguments: {} })).content.length, 3);
+  assert.deepEqual((await client.callTool({ name: 'res.text', arguments: {} })).content, [{ type: 'text', text: 'plain words' }]);
+});
+
+test('a manifest with an outputSchema that is not an object schema, or bad annotations, fails its file at build', async (t) => {
+  const dir = tempDir(t);
+  const { kiln } = await import('./helpers.mjs');
+  for (const [body, re] of [
+    ["outputSchema: { type: 'array' }", /outputSchema must describe an object/],
+    ["outputSchema: { type: 'object', properties: { a: { type: 'nope' } } }", /outputSchema is not a valid JSON Schema/],
+    ["annotations: { readOnlyHint: 'yes' }", /annotations\.readOnlyHint must be true or false/],
+    ["annotations: { readonlyHint: true }", /unknown key "readonlyHint" \(did you mean "readOnlyHint"\?\)/],
+    ['title: 42', /title must be a string/],
+  ]) {
+    const file = join(dir, 'bad.ts');
+    writeFileSync(file, `defineTool({ name: 'bad.one', exposeAsTool: true, ${body}, handler: () => ({}) });`);
+    const r = await kiln(['build', file, '-o', join(dir, 'bad.wasm')]);
+    assert.notEqual(r.code, 0, body);
+    assert.match(r.stderr, re, body);
+  }
+});
