@@ -46,6 +46,7 @@ IMPORT("vars", "delete") extern uint32_t imp_vars_delete(const char *, size_t);
 IMPORT("vars", "keys") extern void imp_vars_keys(void *ret);
 IMPORT("runtime", "log") extern void imp_runtime_log(uint32_t, const char *, size_t);
 IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
+IMPORT("runtime", "progress") extern void imp_runtime_progress(uint32_t, const char *, size_t);
 IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
 IMPORT("runtime", "interrupted") extern uint32_t imp_runtime_interrupted(void);
 IMPORT("runtime", "parse-url") extern void imp_runtime_parse_url(const char *, size_t, uint32_t, const char *, size_t, void *ret);
@@ -370,6 +371,18 @@ static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst
   return JS_UNDEFINED;
 }
 
+/* progress(inv, json) */
+static JSValue n_progress(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t inv;
+  size_t len;
+  if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
+  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  if (!s) return JS_EXCEPTION;
+  imp_runtime_progress(inv, s, len);
+  JS_FreeCString(c, s);
+  return JS_UNDEFINED;
+}
+
 static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   uint32_t inv;
   size_t len;
@@ -608,6 +621,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
   JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
+  JS_SetPropertyStr(ctx, o, "progress", JS_NewCFunction(ctx, n_progress, "progress", 2));
   JS_SetPropertyStr(ctx, o, "varsGet", JS_NewCFunction(ctx, n_vars_get, "varsGet", 1));
   JS_SetPropertyStr(ctx, o, "varsSet", JS_NewCFunction(ctx, n_vars_set, "varsSet", 2));
   JS_SetPropertyStr(ctx, o, "varsDelete", JS_NewCFunction(ctx, n_vars_delete, "varsDelete", 1));

@@ -185,7 +185,7 @@
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
   // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
   class HandlerContext {
-    #inv; #commands; #request; #page; #context;
+    #inv; #commands; #request; #page; #context; #progress;
     constructor(inv, args) { this.#inv = inv; this.args = args; }
     get commands() {
       const inv = this.#inv;
@@ -197,6 +197,15 @@
       }));
     }
     get request() { const inv = this.#inv; return (this.#request ??= web.requestClient(() => inv)); }
+    /** Report progress to the caller (MCP notifications/progress, when the client asked for it). A getter, so
+     *  that `({ progress }) => progress(1)` works as `commands` does. */
+    get progress() {
+      const inv = this.#inv;
+      return (this.#progress ??= (progress, total, message) => {
+        if (typeof progress !== 'number' || !Number.isFinite(progress)) throw new TypeError('progress must be a finite number');
+        native.progress(inv, JSON.stringify({ progress, total, message: message === undefined ? undefined : String(message) }));
+      });
+    }
     get page() { return config.browser ? (this.#page ??= browserHandle(this.#inv, 'page')) : undefined; }
     get context() { return config.browser ? (this.#context ??= browserHandle(this.#inv, 'context')) : undefined; }
   }

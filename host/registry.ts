@@ -195,13 +195,13 @@ export class Registry {
   }
 
   /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller. */
-  async call(session: Session, name: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
+  async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit), signal);
+    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit, onProgress), signal);
     const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
     if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
     return result;

@@ -35,7 +35,7 @@ const PRELUDE = `(function (native, configJson) {
     () => native.httpRead(num(), num()), () => native.httpAbort(num()), () => native.httpDiscard(num()),
     () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.log(num(), str()),
     () => native.varsGet(str()), () => native.varsSet(str(), str()), () => native.varsDelete(str()), () => native.varsKeys(),
-    () => native.hrtime(), () => native.memoryUsage(),
+    () => native.hrtime(), () => native.memoryUsage(), () => native.progress(num(), pick([str(), '{"progress":1}', '{"progress":1e309}', '[]'])),
     () => native.intl(pick([str(), '["DateTimeFormat",null,null]', '["NumberFormat",["de"],{"style":"currency"}]', '["Segmenter",null,{"granularity":"word"}]', '["Locale",[' + JSON.stringify(str()) + '],null]', '["Intl",null,null]']),
       pick([str(), 'format', 'formatToParts', 'resolvedOptions', 'segment', 'compare', 'supportedValuesOf', 'info', 'constructor', '__proto__']),
       pick([str(), '[]', '[1]', '[{"n":"NaN"}]', '[{"b":"' + '9'.repeat(5000) + '"}]', '["timeZone"]', '[' + JSON.stringify(str()) + ']'])),

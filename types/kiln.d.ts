@@ -101,6 +101,9 @@ interface KilnContext<A = any> {
   request: KilnRequest;
   page: any | undefined;
   context: any | undefined;
+  /** Report progress to the caller: MCP `notifications/progress` when the client asked for it (a progressToken),
+   *  at most one per 100 ms (the newest wins); `progress` must grow. Without a listener it does nothing. */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 type KilnHandler<A = any> = (ctx: KilnContext<A>) => unknown;

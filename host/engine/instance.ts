@@ -103,6 +103,8 @@ type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string }
 interface Running extends Invocation {
   /** performance.now() after which this invocation's code is stopped. */
   deadline: number;
+  /** Where its ctx.progress updates go (raw JSON: the MCP layer checks them), if the caller wants them. */
+  onProgress?: (update: string) => void;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -238,8 +240,8 @@ export class GuestInstance {
 
   /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
    *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
-  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)));
+  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress);
   }
 
   /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
@@ -249,11 +251,11 @@ export class GuestInstance {
   }
 
   /** A new invocation of `tool` with its deadline, started by `enterGuest`; its outcome is the promise. */
-  private start(tool: string, timeoutMs: number, enterGuest: (id: number) => unknown): Promise<unknown> {
+  private start(tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
     const deadline = performance.now() + timeoutMs;
-    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject }));
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject, onProgress }));
     try {
       this.enter(() => enterGuest(id));
     } catch {
@@ -481,6 +483,7 @@ export class GuestInstance {
           }
           return urlParts(u);
         },
+        progress: (inv: number, update: string) => this.running.get(inv)?.onProgress?.(update),
         finish: (inv: number, outcome: Outcome) => {
           // Invocation 0: the instance itself ran out of memory where no handler could report it (the promise
           // machinery itself failed). It is discarded after this run, and what is running fails.

@@ -9,7 +9,7 @@ import { toWire, type FromWorker, type ToWorker, type WireError } from './worker
 /** What a session holds for one extension's guest, local or in a worker. */
 export interface GuestHandle {
   readonly alive: boolean;
-  invoke(tool: string, args: unknown, timeoutMs: number): Promise<unknown>;
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void): Promise<unknown>;
   runScript(tool: string, bytecode: Uint8Array, timeoutMs: number): Promise<unknown>;
   dispose(reason?: KilnError): void;
   /** Dispose of the guest and stop its code now if it is running (a cancelled call). */
@@ -50,9 +50,9 @@ export class RemoteInstance implements GuestHandle {
     this.dead ??= reason;
   }
 
-  invoke(tool: string, args: unknown, timeoutMs: number): Promise<unknown> {
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void): Promise<unknown> {
     if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
-    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs });
+    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs, progress: onProgress !== undefined }, onProgress);
   }
 
   runScript(tool: string, bytecode: Uint8Array, timeoutMs: number): Promise<unknown> {
@@ -80,6 +80,8 @@ type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> :
 export class SessionWorker {
   private readonly worker: Worker;
   private readonly replies = new Map<number, Pending>();
+  /** Progress listeners of requests in flight, by their seq. */
+  private readonly progress = new Map<number, (update: string) => void>();
   private readonly hooks = new Map<number, { hooks: RemoteHooks; instance: RemoteInstance }>();
   /** The host operations this worker's guests have in flight, by request id, with the instance that asked. */
   private readonly aborts = new Map<number, { id: number; abort: AbortController }>();
@@ -123,10 +125,11 @@ export class SessionWorker {
   }
 
   /** Send a message that expects a reply; `seq` is filled in here. */
-  request(m: DistributiveOmit<Extract<ToWorker, { seq: number }>, 'seq'>): Promise<unknown> {
+  request(m: DistributiveOmit<Extract<ToWorker, { seq: number }>, 'seq'>, onProgress?: (update: string) => void): Promise<unknown> {
     if (this.stopped) return Promise.reject(this.stopped);
     const seq = this.seq++;
     const p = new Promise<unknown>((resolve, reject) => this.replies.set(seq, { resolve, reject }));
+    if (onProgress) this.progress.set(seq, onProgress);
     this.worker.postMessage({ ...m, seq });
     return p;
   }
@@ -196,6 +199,7 @@ export class SessionWorker {
     this.stopped = reason;
     for (const p of this.replies.values()) p.reject(reason);
     this.replies.clear();
+    this.progress.clear();
     for (const { instance } of this.hooks.values()) instance.kill(reason);
     this.hooks.clear();
     for (const a of this.aborts.values()) a.abort.abort();
@@ -204,9 +208,13 @@ export class SessionWorker {
 
   private receive(m: FromWorker): void {
     switch (m.type) {
+      case 'progress':
+        this.progress.get(m.seq)?.(m.update);
+        break;
       case 'reply': {
         const p = this.replies.get(m.seq);
         this.replies.delete(m.seq);
+        this.progress.delete(m.seq);
         if (p) m.ok ? p.resolve(m.value) : p.reject(fromWire(m.error!));
         break;
       }

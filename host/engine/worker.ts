@@ -14,7 +14,7 @@ import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js
 
 export type ToWorker =
   | { type: 'create'; seq: number; id: number; session: string; image: Uint8Array; config: LoadConfig; runLimitMs: number }
-  | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number }
+  | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number; progress: boolean }
   | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
   | { type: 'dispose'; id: number; error: WireError }
   | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
@@ -24,6 +24,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'reply'; seq: number; ok: boolean; value?: unknown; error?: WireError }
+  | { type: 'progress'; seq: number; update: string }
   | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
   | { type: 'abort'; req: number }
   | { type: 'discardBody'; id: number; body: number }
@@ -130,7 +131,8 @@ if (parentPort && workerData?.kilnWorker) {
           post({ type: 'reply', seq: m.seq, ok: false, error: { name: 'GuestCrashError', message: 'the guest instance is gone' } });
           break;
         }
-        const run = m.type === 'invoke' ? instance.invoke(m.tool, m.args, m.limit) : instance.runScript(m.tool, m.bytecode, m.limit);
+        const onProgress = m.type === 'invoke' && m.progress ? (update: string) => post({ type: 'progress', seq: m.seq, update }) : undefined;
+        const run = m.type === 'invoke' ? instance.invoke(m.tool, m.args, m.limit, onProgress) : instance.runScript(m.tool, m.bytecode, m.limit);
         settle(m.seq, run.finally(() => {
           if (!instance.alive) {
             instances.delete(m.id);

@@ -12,6 +12,7 @@ import { Sessions } from '../sessions.js';
 import { grantedCommands } from '../capabilities/commands.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
+import { progressSink, type ProgressParams } from './progress.js';
 import { toolResult, type ToolResult } from './result.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 
@@ -52,6 +53,9 @@ export const RUN_SCRIPT_TOOL = {
   },
 };
 
+/** Guest console levels as MCP logging levels. */
+const MCP_LEVEL: Record<string, 'debug' | 'info' | 'warning' | 'error'> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
+
 /** The queue of a session's scripts (they run in a guest of their own). */
 const SCRIPT_UNIT = '\u0000run_script';
 
@@ -75,10 +79,17 @@ export class McpHost {
       return errorResult(e);
     }
   };
+  /** Also told every guest log line (the MCP logging capability: serveStdio). */
+  onGuestLog: ((source: string, level: string, message: string) => void) | undefined;
+
   constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
     this.sessions = new Sessions(
       registry.engine, 'mcp',
-      (session, ext, level, message) => this.log(`[${session} ${ext.artifact.manifest.source.name} ${level}] ${message}`),
+      (session, ext, level, message) => {
+        const source = ext.artifact.manifest.source.name;
+        this.log(`[${session} ${source} ${level}] ${message}`);
+        this.onGuestLog?.(source, level, message);
+      },
       registry.policy, registry.policy.sessions,
     );
     // A server keeps a blank engine instance ready, so a new session's guest costs its load only (with
@@ -104,9 +115,17 @@ export class McpHost {
     return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
   }
 
-  /** `signal`: aborted when the client cancels the call or goes away; the call's guest is then stopped. */
-  async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ToolResult> {
+  /** `signal`: aborted when the client cancels the call or goes away; the call's guest is then stopped.
+   *  `notify`: sends a notification about this request (progress, when `meta` carries a progressToken). */
+  async callTool(
+    name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined,
+    signal?: AbortSignal, notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>,
+  ): Promise<ToolResult> {
     const cancel = signal && cancellation(name, signal);
+    const token = meta?.progressToken;
+    const progress = notify && (typeof token === 'string' || typeof token === 'number')
+      ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
+      : undefined;
     try {
       const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
       if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
@@ -126,9 +145,11 @@ export class McpHost {
       }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel), cancel), `tool "${name}"`);
+      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel, progress), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
+    } finally {
+      progress?.close();
     }
   }
 
@@ -156,10 +177,16 @@ function refuseOversize(id: string | number | null, bytes: number): void {
 export async function serveStdio(registry: Registry, version: string): Promise<void> {
   const log = stderrLog();
   const host = new McpHost(registry, log);
-  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {}, logging: {} } });
+  // Guest logs as notifications/message too, at or above the level the client set (the SDK filters; until
+  // the client sets one, everything goes). The logger is the extension's source file.
+  host.onGuestLog = (logger, level, data) => {
+    void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger, data }).catch(() => {});
+  };
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
   server.setRequestHandler('tools/call', async (req, ctx) =>
-    host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined, ctx.mcpReq.signal),
+    host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
+      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n)),
   );
   let closing = false;
   const shutdown = (code: number) => {

@@ -266,6 +266,7 @@ class Host:
             i.add_func("log", lambda store, level, message: log(f"[guest {level}]", message))
             i.add_func("sleep", lambda store, ms: self.sleep(ms))
             i.add_func("finish", lambda store, inv, outcome: self.finish(inv, outcome))
+            i.add_func("progress", lambda store, inv, update: None)  # no caller here asks for progress
             i.add_func("interrupted", lambda store: self.interrupted())
             i.add_func("parse-url", lambda store, url, base: self.parse_url(url, base))
             i.add_func("set-url-part", lambda store, href, part, value: self.set_url_part(href, part, value))
