@@ -10,6 +10,7 @@ import { repoRoot } from './paths.js';
 import { discover } from './discovery.js';
 import { Registry } from './registry.js';
 import { closeValidation } from './schema.js';
+import type { KilnConfig } from './config.js';
 import { printable, printableLine } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
@@ -27,7 +28,9 @@ usage:
   kiln run <script> [path...] [--config FILE] [--timeout-ms N]
                                         run a script with the tools of the extensions named (or in
                                         ./kiln.toml); prints the value of its last expression as JSON
-  kiln mcp [path...] [--config FILE]    serve tools over MCP on stdio; paths are files or directories
+  kiln mcp [path...] [--config FILE] [--http HOST:PORT]
+                                        serve tools over MCP (stdio, or Streamable HTTP at /mcp with a bearer
+                                        token: KILN_TOKEN or [http] token); paths are files or directories
                                         (scanned recursively); with none, ./kiln.toml is read; the
                                         config also sets the operator's [commands] ceiling
   kiln --version                        print the version
@@ -135,12 +138,13 @@ async function inspect(argv: string[]): Promise<number> {
 }
 
 /** Extensions from the named paths and/or a config file (./kiln.toml when none is named and it exists). */
-async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false): Promise<Registry> {
+async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false, onConfig?: (c: KilnConfig) => void): Promise<Registry> {
   let config;
   const file = resolve(configFile ?? 'kiln.toml');
   if (configFile || (paths.length === 0 && existsSync(file))) {
     const { readConfig } = await import('./config.js'); // smol-toml loads only when there is a config
     config = readConfig(file);
+    onConfig?.(config);
     paths = [...paths, ...config.extensions];
   } else if (paths.length === 0 && required) {
     throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
@@ -181,12 +185,18 @@ async function run(argv: string[]): Promise<number> {
 }
 
 async function mcp(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
-  const registry = await loadRegistry(positionals, values.config, true);
-  err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over stdio` +
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' } } });
+  let http: KilnConfig['http'] | undefined;
+  const registry = await loadRegistry(positionals, values.config, true, false, (c) => (http = c.http));
+  err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over ${values.http ? 'HTTP' : 'stdio'}` +
     (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
-  const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
-  await serveStdio(registry, VERSION);
+  if (values.http !== undefined) {
+    const { serveHttp } = await import('./mcp/http.js');
+    await serveHttp(registry, VERSION, values.http, http);
+  } else {
+    const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
+    await serveStdio(registry, VERSION);
+  }
   return -1; // keep running
 }
 

@@ -30,6 +30,11 @@
 //   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
 //   maxSessions = 1024          # sessions held; past it the least recently used idle one is closed
 //   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
+//
+//   [http]                      # kiln mcp --http HOST:PORT
+//   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
+//   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
+//   allowedOrigins = ["https://app.example"] # Origins browsers may call from (none by default)
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
@@ -44,6 +49,8 @@ export interface KilnConfig {
   /** Glob patterns of files not to load from those directories (discovery.ts), besides test files. */
   exclude: string[];
   policy: OperatorPolicy;
+  /** [http]: the HTTP transport's settings (mcp/http.ts). */
+  http: { token?: string; allowedHosts: string[]; allowedOrigins: string[] };
 }
 
 export class ConfigError extends KilnError {
@@ -67,7 +74,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -79,7 +86,23 @@ export function readConfig(file: string): KilnConfig {
       limits: readLimits(file, doc.limits),
       sessions: readSessions(file, doc.sessions),
     },
+    http: readHttp(file, doc.http),
   };
+}
+
+function readHttp(file: string, v: unknown): KilnConfig['http'] {
+  if (v === undefined) return { allowedHosts: [], allowedOrigins: [] };
+  if (!isTable(v)) throw new ConfigError(`${file}: [http] must be a table`);
+  const list = (k: string) => {
+    const x = v[k] ?? [];
+    if (!Array.isArray(x) || !x.every((e) => typeof e === 'string' && e.length > 0)) throw new ConfigError(`${file}: [http] ${k} must be a list of strings`);
+    return x as string[];
+  };
+  for (const k of Object.keys(v)) {
+    if (!['token', 'allowedHosts', 'allowedOrigins'].includes(k)) throw new ConfigError(`${file}: [http] has an unknown key "${k}"`);
+  }
+  if (v.token !== undefined && (typeof v.token !== 'string' || v.token.length < 16)) throw new ConfigError(`${file}: [http] token must be a string of at least 16 characters`);
+  return { token: v.token as string | undefined, allowedHosts: list('allowedHosts'), allowedOrigins: list('allowedOrigins') };
 }
 
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

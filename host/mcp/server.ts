@@ -79,8 +79,8 @@ export class McpHost {
       return errorResult(e);
     }
   };
-  /** Also told every guest log line (the MCP logging capability: serveStdio). */
-  onGuestLog: ((source: string, level: string, message: string) => void) | undefined;
+  /** Also told every guest log line, with its session (the MCP logging capability). */
+  onGuestLog: ((session: string, source: string, level: string, message: string) => void) | undefined;
 
   constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
     this.sessions = new Sessions(
@@ -88,7 +88,7 @@ export class McpHost {
       (session, ext, level, message) => {
         const source = ext.artifact.manifest.source.name;
         this.log(`[${session} ${source} ${level}] ${message}`);
-        this.onGuestLog?.(source, level, message);
+        this.onGuestLog?.(session, source, level, message);
       },
       registry.policy, registry.policy.sessions,
     );
@@ -120,6 +120,7 @@ export class McpHost {
   async callTool(
     name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined,
     signal?: AbortSignal, notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>,
+    defaultSession = 'default',
   ): Promise<ToolResult> {
     const cancel = signal && cancellation(name, signal);
     const token = meta?.progressToken;
@@ -127,7 +128,7 @@ export class McpHost {
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
       : undefined;
     try {
-      const sessionName = typeof meta?.session === 'string' ? meta.session : 'default';
+      const sessionName = typeof meta?.session === 'string' ? meta.session : defaultSession;
       if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
       if (name === RUN_SCRIPT_TOOL.name) {
         // Always a protocol-level success: the script's own outcome is in `status`.
@@ -159,7 +160,7 @@ export class McpHost {
 }
 
 /** The server's stderr: bounded (so a flood of guest logs cannot queue up in memory), never fatal. */
-function stderrLog(): (line: string) => void {
+export function stderrLog(): (line: string) => void {
   process.stderr.on('error', () => {}); // EPIPE/ENOBUFS: a log line is lost, the server goes on
   const limiter = new LogLimiter<null>({ windowMs: 1000, lines: 5000, chars: 4 << 20, lineChars: 64 * 1024 }, (_l, line) => {
     const text = printable(line); // guest logs and names are untrusted (terminal.ts)
@@ -174,20 +175,29 @@ function refuseOversize(id: string | number | null, bytes: number): void {
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error }) + '\n');
 }
 
-export async function serveStdio(registry: Registry, version: string): Promise<void> {
-  const log = stderrLog();
-  const host = new McpHost(registry, log);
+/** One MCP server (the protocol side of one connection) on `host`'s tools. A call that names no
+ *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
+export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default'): Server {
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {}, logging: {} } });
-  // Guest logs as notifications/message too, at or above the level the client set (the SDK filters; until
-  // the client sets one, everything goes). The logger is the extension's source file.
-  host.onGuestLog = (logger, level, data) => {
-    void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger, data }).catch(() => {});
-  };
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
   server.setRequestHandler('tools/call', async (req, ctx) =>
     host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
-      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n)),
+      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n), defaultSession()),
   );
+  return server;
+}
+
+/** A guest's log line as notifications/message on `server`, at or above the level its client set (the SDK
+ *  filters; until the client sets one, everything goes). The logger is the extension's source file. */
+export function sendGuestLog(server: Server, logger: string, level: string, data: string): void {
+  void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger, data }).catch(() => {});
+}
+
+export async function serveStdio(registry: Registry, version: string): Promise<void> {
+  const log = stderrLog();
+  const host = new McpHost(registry, log);
+  const server = mcpServer(host, version);
+  host.onGuestLog = (_session, logger, level, data) => sendGuestLog(server, logger, level, data);
   let closing = false;
   const shutdown = (code: number) => {
     if (closing) return;

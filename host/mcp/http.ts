@@ -1,0 +1,198 @@
+// `kiln mcp --http HOST:PORT`: the MCP server over Streamable HTTP, the SDK's web-standard transport behind
+// node:http. One MCP server object per MCP session, all on one McpHost (one registry, one set of sessions).
+//
+// Invariants (each checked before the SDK sees the request):
+//  - The Host header names the address kiln listens on (for a loopback address also localhost, 127.0.0.1 and
+//    [::1]) or a host the operator lists in [http] allowedHosts: a DNS-rebinding page cannot reach it (403).
+//  - An Origin, which browsers send, must be listed in [http] allowedOrigins (403).
+//  - Every request carries `Authorization: Bearer <token>`, compared in constant time (401). The token comes
+//    from KILN_TOKEN or [http] token; on a loopback address without one, kiln makes one for this run and
+//    prints it; on any other address it refuses to start.
+//  - A request body is at most MAX_BODY_BYTES (413); at most [sessions] maxSessions MCP sessions are open
+//    (503); an MCP session idle for [sessions] idleTtlMs is closed, and with it its kiln session.
+//  - Each MCP session is a kiln session named by its id, unless a call names another in _meta.session.
+//  - SIGTERM/SIGINT: the listener closes, every MCP session closes, every child process is killed, exit.
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { Readable } from 'node:stream';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { KilnError } from '../errors.js';
+import type { Registry } from '../registry.js';
+import { McpHost, mcpServer, sendGuestLog, stderrLog } from './server.js';
+
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface HttpSettings {
+  token?: string;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+}
+
+export const DEFAULT_HTTP: HttpSettings = { allowedHosts: [], allowedOrigins: [] };
+
+/** HOST:PORT as `--http` takes it: 127.0.0.1:8080, localhost:0, [::1]:8080, 0.0.0.0:8080. */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new KilnError(`--http takes HOST:PORT (e.g. 127.0.0.1:8080), not ${JSON.stringify(text).slice(0, 80)}`);
+  return { host: m[1].replace(/^\[|\]$/g, ''), port };
+}
+
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+
+/** The Host header values a request may carry: the listening address, its loopback aliases, the operator's. */
+export function allowedHostHeaders(host: string, port: number, extra: string[]): Set<string> {
+  const names = isLoopback(host) ? ['localhost', '127.0.0.1', '[::1]'] : [isIP(host) === 6 ? `[${host}]` : host];
+  const out = new Set<string>();
+  for (const n of names) out.add(`${n}:${port}`.toLowerCase());
+  for (const e of extra) out.add(e.toLowerCase());
+  return out;
+}
+
+/** Whether `header` is "Bearer <token>" (constant time in the token's length). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer (\S+)$/.exec(header ?? '');
+  if (!m) return false;
+  const given = Buffer.from(m[1]), want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+function toWebRequest(req: IncomingMessage, res: ServerResponse): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  const ac = new AbortController();
+  res.on('close', () => ac.abort());
+  const init: RequestInit & { duplex?: 'half' } = { method: req.method, headers, signal: ac.signal };
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    init.body = Readable.toWeb(req) as ReadableStream;
+    init.duplex = 'half';
+  }
+  return new Request(new URL(req.url ?? '/', 'http://kiln'), init);
+}
+
+async function writeWebResponse(res: ServerResponse, r: Response): Promise<void> {
+  res.writeHead(r.status, Object.fromEntries(r.headers));
+  if (!r.body) return void res.end();
+  res.flushHeaders();
+  const reader = r.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    // the client went away
+  }
+  res.end();
+}
+
+function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+}
+
+interface Connection {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: ReturnType<typeof mcpServer>;
+  lastSeen: number;
+}
+
+export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP): Promise<void> {
+  const { host: address, port } = parseListen(listen);
+  let token = process.env.KILN_TOKEN || settings.token;
+  if (!token && !isLoopback(address)) {
+    throw new KilnError(`kiln mcp --http ${listen}: a non-loopback address needs a bearer token: set KILN_TOKEN or [http] token in kiln.toml`);
+  }
+  const log = stderrLog();
+  if (!token) {
+    token = randomBytes(24).toString('base64url');
+    log(`kiln: no token configured (KILN_TOKEN or [http] token); this run's token: ${token}`);
+  }
+  const mcp = new McpHost(registry, log);
+  const connections = new Map<string, Connection>();
+  mcp.onGuestLog = (session, logger, level, data) => {
+    const c = connections.get(session);
+    if (c) sendGuestLog(c.server, logger, level, data);
+  };
+  const origins = new Set(settings.allowedOrigins);
+  let hosts = new Set<string>();
+  const { maxSessions, idleTtlMs } = registry.policy.sessions;
+
+  const open = async (): Promise<Connection> => {
+    let id: string | undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onsessioninitialized: (sid) => {
+        id = sid;
+        connections.set(sid, c);
+      },
+    });
+    const server = mcpServer(mcp, version, () => id ?? 'default');
+    const c: Connection = { transport, server, lastSeen: Date.now() };
+    transport.onclose = () => {
+      if (id === undefined) return;
+      connections.delete(id);
+      mcp.sessions.close(id); // its guests, vars, processes and cookies
+    };
+    await server.connect(transport);
+    return c;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) return refuse(res, 403, 'this Host is not one kiln serves (add it to [http] allowedHosts)');
+    if (req.headers.origin !== undefined && !origins.has(req.headers.origin)) return refuse(res, 403, 'this Origin is not allowed (add it to [http] allowedOrigins)');
+    if (!bearerMatches(req.headers.authorization, token!)) return refuse(res, 401, 'a bearer token is required', { 'www-authenticate': 'Bearer' });
+    if (new URL(req.url ?? '/', 'http://kiln').pathname !== '/mcp') return refuse(res, 404, 'the MCP endpoint is /mcp');
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
+    const sid = req.headers['mcp-session-id'];
+    let c = typeof sid === 'string' ? connections.get(sid) : undefined;
+    if (!c) {
+      if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, or the server restarted): initialize again');
+      if (connections.size >= maxSessions) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions; retry later or raise [sessions] maxSessions`);
+      c = await open();
+    }
+    c.lastSeen = Date.now();
+    await writeWebResponse(res, await c.transport.handleRequest(toWebRequest(req, res)));
+  };
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      log(`kiln: http: ${(e as Error)?.message ?? e}`);
+      if (!res.headersSent) refuse(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', (e) => reject(new KilnError(`kiln mcp --http ${listen}: ${e.message}`)));
+    http.listen(port, address, () => resolve());
+  });
+  const actual = (http.address() as { port: number }).port;
+  hosts = allowedHostHeaders(address, actual, settings.allowedHosts);
+  const shown = isIP(address) === 6 ? `[${address}]` : address;
+  log(`kiln: MCP over HTTP at http://${shown}:${actual}/mcp (Authorization: Bearer <token>)`);
+
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const c of [...connections.values()]) if (now - c.lastSeen > idleTtlMs) void c.transport.close();
+  }, Math.max(10, Math.min(60_000, idleTtlMs / 4)));
+  sweeper.unref();
+
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    http.close();
+    http.closeAllConnections();
+    for (const c of connections.values()) void c.transport.close();
+    mcp.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('exit', () => mcp.close());
+}
