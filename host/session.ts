@@ -191,6 +191,8 @@ export class Session {
       const remote = await w.create(this.attachVars(w, ext), ext.artifact.image, config, runLimit, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
+        // Work a call leaves behind is cancelled when the call ends: so are the bodies it left open.
+        idle: () => this.httpFor(ext).releaseBodies(),
         log,
       });
       instance = remote.instance;
@@ -199,6 +201,8 @@ export class Session {
       const local = await GuestInstance.create(this.engine, ext.artifact.image, {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
+        // Work a call leaves behind is cancelled when the call ends: so are the bodies it left open.
+        idle: () => this.httpFor(ext).releaseBodies(),
         vars: this.varsStore(ext),
         log,
       }, runLimit);

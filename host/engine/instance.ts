@@ -80,6 +80,8 @@ export interface InstanceHost {
   log(level: LogLevel, message: string): void;
   /** Told when guest code starts and stops running on this thread (the worker publishes it). */
   busy?(running: boolean): void;
+  /** Told when no call of this guest is in flight any more: what its calls left open (response bodies) goes. */
+  idle?(): void;
   /** Asked by the interrupt: true stops the running guest now (another thread asked to stop it: worker.ts). */
   stopRequested?(): boolean;
 }
@@ -304,6 +306,7 @@ export class GuestInstance {
       this.ops.clear();
       for (const o of ops) o.abort.abort();
     }
+    this.host?.idle?.();
     this.logs.flush();
   }
 

@@ -20,6 +20,8 @@ export interface RemoteHooks {
   op(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras): Promise<unknown>;
   discardBody(body: number): void;
   log(level: string, message: string): void;
+  /** No call of the guest is in flight any more (InstanceHost.idle). */
+  idle?(): void;
 }
 
 function fromWire(w: WireError): KilnError {
@@ -233,6 +235,9 @@ export class SessionWorker {
       }
       case 'abort':
         this.aborts.get(m.req)?.abort.abort();
+        break;
+      case 'idle':
+        this.hooks.get(m.id)?.hooks.idle?.();
         break;
       case 'discardBody':
         this.hooks.get(m.id)?.hooks.discardBody(m.body);

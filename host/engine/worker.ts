@@ -25,6 +25,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'reply'; seq: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'progress'; seq: number; update: string }
+  | { type: 'idle'; id: number }
   | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
   | { type: 'abort'; req: number }
   | { type: 'discardBody'; id: number; body: number }
@@ -90,6 +91,7 @@ if (parentPort && workerData?.kilnWorker) {
         post({ type: 'op', id, req, kind, inv: { id: inv.id, tool: inv.tool }, request, body: extras.body });
       }),
     discardBody: (body) => post({ type: 'discardBody', id, body }),
+    idle: () => post({ type: 'idle', id }),
     vars: {
       get: (k) => vars.get(k),
       set: (k, v) => {
