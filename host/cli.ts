@@ -28,9 +28,10 @@ usage:
   kiln run <script> [path...] [--config FILE] [--timeout-ms N]
                                         run a script with the tools of the extensions named (or in
                                         ./kiln.toml); prints the value of its last expression as JSON
-  kiln mcp [path...] [--config FILE] [--http HOST:PORT]
+  kiln mcp [path...] [--config FILE] [--http HOST:PORT] [--watch]
                                         serve tools over MCP (stdio, or Streamable HTTP at /mcp with a bearer
-                                        token: KILN_TOKEN or [http] token); paths are files or directories
+                                        token: KILN_TOKEN or [http] token); paths are files or directories;
+                                        --watch reloads changed, new and deleted files without a restart
                                         (scanned recursively); with none, ./kiln.toml is read; the
                                         config also sets the operator's [commands] ceiling
   kiln --version                        print the version
@@ -185,17 +186,18 @@ async function run(argv: string[]): Promise<number> {
 }
 
 async function mcp(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' } } });
-  let http: KilnConfig['http'] | undefined;
-  const registry = await loadRegistry(positionals, values.config, true, false, (c) => (http = c.http));
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' }, watch: { type: 'boolean' } } });
+  let config: KilnConfig | undefined;
+  const registry = await loadRegistry(positionals, values.config, true, false, (c) => (config = c));
+  const watch = values.watch ? { paths: [...positionals, ...(config?.extensions ?? [])], exclude: config?.exclude ?? [] } : undefined;
   err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over ${values.http ? 'HTTP' : 'stdio'}` +
     (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');
-    await serveHttp(registry, VERSION, values.http, http);
+    await serveHttp(registry, VERSION, values.http, config?.http, watch);
   } else {
     const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
-    await serveStdio(registry, VERSION);
+    await serveStdio(registry, VERSION, watch);
   }
   return -1; // keep running
 }

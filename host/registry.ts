@@ -135,6 +135,30 @@ export class Registry {
     this.warnUnmatched();
   }
 
+  /**
+   * Load `paths` again (kiln mcp --watch): changed sources are rebuilt (unchanged ones come from the build
+   * cache), new files join, deleted ones leave. A file that loaded before and fails now keeps its last good
+   * version, and the failure is reported. Returns whether the exposed tools changed.
+   */
+  async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
+    const next = new Registry(this.engine, this.policy, this.lazySchemas);
+    await next.load(paths, exclude);
+    for (const f of next.failures) {
+      const good = this.extensions.find((e) => e.file === f.file);
+      if (!good) continue;
+      await next.add(good);
+      next.warnings.push(`${f.file}: its last good version keeps serving`);
+    }
+    const exposed = (r: Registry) => JSON.stringify([...r.tools.values()].filter((t) => t.manifest.exposeAsTool).map((t) => [t.manifest, t.extension.artifact.sha256]));
+    const changed = exposed(this) !== exposed(next);
+    this.extensions.splice(0, this.extensions.length, ...next.extensions);
+    this.failures.splice(0, this.failures.length, ...next.failures);
+    this.warnings.splice(0, this.warnings.length, ...next.warnings);
+    this.tools.clear();
+    for (const [k, v] of next.tools) this.tools.set(k, v);
+    return changed;
+  }
+
   /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently). */
   private warnUnmatched(): void {
     const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));

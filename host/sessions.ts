@@ -139,6 +139,11 @@ export class Sessions {
     this.pool.closeAll();
   }
 
+  /** Discard every session's guests (their extensions were reloaded); vars, processes and cookies stay. */
+  releaseGuests(reason: string): void {
+    for (const e of this.entries.values()) e.session.releaseInstances(reason);
+  }
+
   /** Close sessions idle past the TTL. */
   reap(now = Date.now()): void {
     for (const [name, e] of this.entries) {

@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { KilnError } from '../errors.js';
 import type { Registry } from '../registry.js';
-import { McpHost, mcpServer, sendGuestLog, stderrLog } from './server.js';
+import { McpHost, mcpServer, sendGuestLog, stderrLog, type WatchOptions } from './server.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -101,7 +101,7 @@ interface Connection {
   lastSeen: number;
 }
 
-export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP): Promise<void> {
+export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP, watch?: WatchOptions): Promise<void> {
   const { host: address, port } = parseListen(listen);
   let token = process.env.KILN_TOKEN || settings.token;
   if (!token && !isLoopback(address)) {
@@ -118,6 +118,12 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const c = connections.get(session);
     if (c) sendGuestLog(c.server, logger, level, data);
   };
+  if (watch) {
+    const { watchExtensions } = await import('./watch.js');
+    watchExtensions(mcp, watch.paths, watch.exclude, log, () => {
+      for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
+    });
+  }
   const origins = new Set(settings.allowedOrigins);
   let hosts = new Set<string>();
   const { maxSessions, idleTtlMs } = registry.policy.sessions;
@@ -132,7 +138,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
         connections.set(sid, c);
       },
     });
-    const server = mcpServer(mcp, version, () => id ?? 'default');
+    const server = mcpServer(mcp, version, () => id ?? 'default', watch !== undefined);
     const c: Connection = { transport, server, lastSeen: Date.now() };
     transport.onclose = () => {
       if (id === undefined) return;

@@ -177,8 +177,8 @@ function refuseOversize(id: string | number | null, bytes: number): void {
 
 /** One MCP server (the protocol side of one connection) on `host`'s tools. A call that names no
  *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
-export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default'): Server {
-  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: {}, logging: {} } });
+export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
+  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} } });
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
   server.setRequestHandler('tools/call', async (req, ctx) =>
     host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
@@ -193,11 +193,21 @@ export function sendGuestLog(server: Server, logger: string, level: string, data
   void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger, data }).catch(() => {});
 }
 
-export async function serveStdio(registry: Registry, version: string): Promise<void> {
+/** What `kiln mcp --watch` watches and reloads (mcp/watch.ts). */
+export interface WatchOptions {
+  paths: string[];
+  exclude: string[];
+}
+
+export async function serveStdio(registry: Registry, version: string, watch?: WatchOptions): Promise<void> {
   const log = stderrLog();
   const host = new McpHost(registry, log);
-  const server = mcpServer(host, version);
+  const server = mcpServer(host, version, undefined, watch !== undefined);
   host.onGuestLog = (_session, logger, level, data) => sendGuestLog(server, logger, level, data);
+  if (watch) {
+    const { watchExtensions } = await import('./watch.js');
+    watchExtensions(host, watch.paths, watch.exclude, log, () => void server.sendToolListChanged().catch(() => {}));
+  }
   let closing = false;
   const shutdown = (code: number) => {
     if (closing) return;

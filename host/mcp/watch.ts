@@ -1,0 +1,47 @@
+// `kiln mcp --watch`: the extension files and directories are watched; a change (debounced) reloads the
+// registry — changed sources rebuilt, new files loaded, deleted ones dropped, a broken save keeping the last
+// good version (Registry.reload) — then every session's guests are discarded (fresh globals on the next call,
+// vars kept) and, when the exposed tools changed, clients are told (notifications/tools/list_changed).
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { dirname } from 'node:path';
+import type { McpHost } from './server.js';
+
+const DEBOUNCE_MS = 200;
+
+export function watchExtensions(host: McpHost, paths: string[], exclude: string[], log: (line: string) => void, toolsChanged: () => void): () => void {
+  const watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const reload = () => {
+    running = running.then(async () => {
+      try {
+        const changed = await host.registry.reload(paths, exclude);
+        host.sessions.releaseGuests('its extensions were reloaded');
+        for (const f of host.registry.failures) log(`kiln: not loaded: ${f.error}`);
+        for (const w of host.registry.warnings) log(`kiln: ${w}`);
+        log(`kiln: reloaded: ${host.registry.exposed} tool(s) from ${host.registry.extensions.length} extension(s)`);
+        if (changed) toolsChanged();
+      } catch (e) {
+        log(`kiln: reload failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
+      }
+    });
+  };
+  const changed = (_event: string, name: string | Buffer | null) => {
+    if (name && /(^|[/\\])(node_modules|\.git)([/\\]|$)/.test(String(name))) return;
+    clearTimeout(timer);
+    timer = setTimeout(reload, DEBOUNCE_MS);
+  };
+  for (const p of paths) {
+    // A file is watched through its directory, so that an editor's save-by-rename is seen.
+    const dir = existsSync(p) && statSync(p).isDirectory() ? p : dirname(p);
+    try {
+      watchers.push(watch(dir, { recursive: true }, changed));
+    } catch (e) {
+      log(`kiln: --watch cannot watch ${dir}: ${(e as Error).message}`);
+    }
+  }
+  return () => {
+    clearTimeout(timer);
+    for (const w of watchers) w.close();
+  };
+}
