@@ -251,9 +251,11 @@ export class Registry {
         ceiling: this.policy.commands,
         processes: session.processes,
         http: session.httpFor(ext),
-        callTool: (callee, calleeArgs) => this.call(session, callee, calleeArgs),
+        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
+        callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
       }),
     );
+    if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
     // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
     const limit = Math.min(timeoutMs ?? this.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
     const what = name === 'run_script' ? 'the script' : `tool "${name}"`;

@@ -34,6 +34,8 @@ interface Entry {
   busy: number;
   /** The tail of each guest's queue, by unit (an extension file, or the session's scripts). */
   queues: Map<string, Promise<unknown>>;
+  /** Calls of this session running now (started, not settled). */
+  running: number;
 }
 
 export class Sessions {
@@ -83,7 +85,7 @@ export class Sessions {
     if (!e) {
       this.makeRoom();
       const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget);
-      e = { session, lastUsed: Date.now(), busy: 0, queues: new Map() };
+      e = { session, lastUsed: Date.now(), busy: 0, queues: new Map(), running: 0 };
       this.entries.set(name, e);
     }
     return e;
@@ -104,11 +106,18 @@ export class Sessions {
     const e = this.entry(name);
     e.busy++;
     const before = e.queues.get(unit) ?? Promise.resolve();
-    const result = before.then(() => {
+    const result = before.then(async () => {
       signal?.throwIfAborted();
       e.lastUsed = Date.now();
-      e.session.avoidBusyWorker();
-      return fn(e.session);
+      // A busy worker with none of this session's calls running is another session's guest spinning: move.
+      // With one of ours running, it is ours: the call waits its turn on the thread, nothing is discarded.
+      if (e.running === 0) e.session.avoidBusyWorker();
+      e.running++;
+      try {
+        return await fn(e.session);
+      } finally {
+        e.running--;
+      }
     });
     // While it waits, a cancelled call answers at once (it will not run: see above).
     const answer = signal ? Promise.race([result, aborted<T>(signal)]) : result;

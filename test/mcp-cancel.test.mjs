@@ -36,13 +36,21 @@ defineTool({ name: 'slow.cmd', exposeAsTool: true, timeoutMs: 60000, allow: { co
   await commands.run('nap', { s: '23.25' });
   return 'slept';
 } });
+defineTool({ name: 'slow.viaplugin', exposeAsTool: true, timeoutMs: 600000, handler: () => plugins['other.nap']({}) });
 defineTool({ name: 'slow.state', exposeAsTool: true, handler: () => {
   calls++;
   if (!vars.has('first')) vars.set('first', 'kept');
   return { calls, first: vars.get('first') };
 } });
 `;
-const OTHER = `defineTool({ name: 'other.quick', exposeAsTool: true, handler: () => 'quick' });`;
+const OTHER = `
+let count = 0;
+defineTool({ name: 'other.quick', exposeAsTool: true, handler: () => 'quick' });
+defineTool({ name: 'other.busy', exposeAsTool: true, handler: () => { const t = Date.now(); while (Date.now() - t < 400); return ++count; } });
+defineTool({ name: 'other.nap', allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands }) => {
+  await commands.run('nap', { s: '23.25' });
+  return 'slept';
+} });`;
 
 async function setup(t) {
   const srv = await startServer(t);
@@ -132,4 +140,34 @@ test("one extension's slow call does not make another extension's tool wait, in 
   assert.equal(slowSettled, false, 'other.quick answered only after slow.wait ended');
   ac.abort();
   await slow;
+});
+
+test("cancelling a call cancels the tools it called through plugins[...]: the callee's command is killed", { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const before = new Set(sleepers());
+  const outcome = await cancelWhen(client, 'slow.viaplugin', () => sleepers().some((p) => !before.has(p)));
+  assert.match(outcome, /rejected/);
+  assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+});
+
+test('a call cancelled while its guest is being made never starts', { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const before = new Set(sleepers());
+  const ac = new AbortController();
+  const p = client.callTool({ name: 'slow.cmd', arguments: {} }, { signal: ac.signal }).catch(() => 'rejected');
+  ac.abort('at once');
+  assert.equal(await p, 'rejected');
+  // The command would start within a moment of the guest's load; give it that moment, then look.
+  await call(client, 'slow.state');
+  assert.deepEqual(sleepers().filter((x) => !before.has(x)), [], 'the cancelled call ran its command');
+});
+
+test("a CPU-busy call of one extension is not discarded when the session calls another: the other waits its turn", { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const busy = call(client, 'other.busy');
+  await new Promise((r) => setTimeout(r, 100)); // other.busy is computing now
+  const [b, state] = await Promise.all([busy, call(client, 'slow.state')]);
+  assert.equal(b.isError, false, b.text);
+  assert.equal(state.isError, false, state.text);
+  assert.equal((await call(client, 'other.busy')).json, 2, "other.busy's globals were kept");
 });

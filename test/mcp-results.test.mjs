@@ -70,18 +70,42 @@ test('results: text, structured content, images, mixed content; refusals are too
   assert.match(badpart.content[0].text, /has type "resource"; kiln sends text, image and resource_link parts/);
 });
 
-test('tools/list: title, outputSchema, and annotations derived from the capabilities (claims only more cautious)', async (t) => {
+test('tools/list: title and outputSchema; annotations derived from what the tool can reach (claims only more cautious)', async (t) => {
   const { client } = await serve(t);
   const tools = Object.fromEntries((await client.listTools()).tools.map((x) => [x.name, x]));
   assert.equal(tools['res.typed'].title, 'Typed result');
   assert.equal(tools['res.typed'].outputSchema.required[0], 'n');
-  assert.deepEqual(tools['res.text'].annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-  // It declares a command: its claim to be read-only and not destructive is not repeated.
-  assert.deepEqual(tools['res.cmd'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
-  // It reaches the network: open world, whatever it says.
-  assert.deepEqual(tools['res.net'].annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
-  // A more cautious claim stands.
-  assert.deepEqual(tools['res.cautious'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  // This file has a tool with a command, and every loaded tool can call it through plugins[...]: none is
+  // read-only, whatever it claims (res.cmd claims readOnlyHint and not destructive).
+  assert.deepEqual(tools['res.cmd'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+  assert.deepEqual(tools['res.text'].annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+
+  const annotationsOf = async (source) => {
+    const dir = tempDir(t);
+    writeFileSync(join(dir, 'a.ts'), source);
+    const { client: c } = await mcp(t, [dir]);
+    return Object.fromEntries((await c.listTools()).tools.filter((x) => x.name.startsWith('a.')).map((x) => [x.name, x.annotations]));
+  };
+  const pure = await annotationsOf(`
+defineTool({ name: 'a.pure', exposeAsTool: true, handler: () => 1 });
+defineTool({ name: 'a.cautious', exposeAsTool: true, annotations: { readOnlyHint: false, idempotentHint: false }, handler: () => 1 });
+defineTool({ name: 'a.destroys', exposeAsTool: true, annotations: { destructiveHint: true }, handler: () => 1 });
+defineTool({ name: 'a.closed', exposeAsTool: true, annotations: { openWorldHint: true }, handler: () => 1 });`);
+  assert.deepEqual(pure['a.pure'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  assert.deepEqual(pure['a.cautious'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  assert.deepEqual(pure['a.destroys'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  assert.deepEqual(pure['a.closed'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  // A tool with allow.net makes every tool that can call it open-world; claiming otherwise changes nothing.
+  const net = await annotationsOf(`
+defineTool({ name: 'a.pure', exposeAsTool: true, handler: () => 1 });
+defineTool({ name: 'a.net', exposeAsTool: true, annotations: { openWorldHint: false }, allow: { net: ['127.0.0.1'] }, handler: () => 1 });`);
+  assert.deepEqual(net['a.pure'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  assert.deepEqual(net['a.net'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  // An unexposed helper with a command (reachable only through plugins[...]) still counts, also through exec.
+  const hidden = await annotationsOf(`
+defineTool({ name: 'a.proxy', exposeAsTool: true, annotations: { readOnlyHint: true }, handler: () => plugins['a.helper']({}) });
+defineTool({ name: 'a.helper', allow: { exec: { rm: { run: ['true'] } } }, handler: () => 1 });`);
+  assert.deepEqual(hidden['a.proxy'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
 });
 
 test('the v1 SDK client accepts the tool list and the results (its own schema validation)', async (t) => {
@@ -92,7 +116,7 @@ test('the v1 SDK client accepts the tool list and the results (its own schema va
   await client.connect(transport);
   t.after(() => client.close());
   const { tools } = await client.listTools();
-  assert.ok(tools.some((x) => x.name === 'res.typed' && x.outputSchema && x.annotations?.readOnlyHint === true));
+  assert.ok(tools.some((x) => x.name === 'res.typed' && x.outputSchema && x.annotations?.destructiveHint === true));
   assert.deepEqual((await client.callTool({ name: 'res.typed', arguments: {} })).structuredContent, { n: 42 });
   assert.equal((await client.callTool({ name: 'res.mixed', arguments: {} })).content.length, 3);
   assert.deepEqual((await client.callTool({ name: 'res.text', arguments: {} })).content, [{ type: 'text', text: 'plain words' }]);

@@ -22,7 +22,7 @@ export interface CapabilityContext {
   processes: ProcessTable;
   http: HttpSession;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
-  callTool(name: string, args: unknown): Promise<unknown>;
+  callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -55,6 +55,6 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
       throw new UnavailableError('page/context: no browser is configured for this server');
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
-      return ctx.callTool(req.tool, req.args ?? null);
+      return ctx.callTool(req.tool, req.args ?? null, extras.signal);
   }
 }

@@ -2,20 +2,30 @@
 // only make a hint more cautious: a tool that can run commands is never read-only, one that can reach the
 // network is always open-world, whatever its manifest says.
 //
-//  - readOnlyHint: no command is granted (the tool's only way to change anything outside its guest; its
-//    HTTP requests reach the hosts of allow.net, which openWorldHint reports). An author may say false.
+// What a tool can reach includes every tool it can call through plugins[...]: today any loaded tool, so a
+// tool is read-only only when no loaded tool is granted a command, and open-world when any declares
+// allow.net (issue 13's allow.tools will narrow this to the tools it names).
+//
+//  - readOnlyHint: no command is within reach, and the author does not say otherwise (readOnlyHint: false, or
+//    destructiveHint: true).
 //  - destructiveHint: not read-only. An author cannot lower it: kiln cannot tell what a command does.
 //  - idempotentHint: read-only. An author may say false.
-//  - openWorldHint: allow.net is declared. An author may say true.
+//  - openWorldHint: allow.net is within reach. An author may say true.
 import type { ToolAnnotations, ToolManifest } from '../manifest.js';
 
-export function annotations(tool: ToolManifest, grantedCommands: readonly string[]): Required<ToolAnnotations> {
+/** What a tool can reach: its own grants, and those of the tools it may call. */
+export interface Reach {
+  commands: boolean;
+  net: boolean;
+}
+
+export function annotations(tool: ToolManifest, reach: Reach): Required<ToolAnnotations> {
   const claimed = tool.annotations ?? {};
-  const readOnly = grantedCommands.length === 0 && claimed.readOnlyHint !== false;
+  const readOnly = !reach.commands && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
   return {
     readOnlyHint: readOnly,
     destructiveHint: !readOnly,
     idempotentHint: readOnly && claimed.idempotentHint !== false,
-    openWorldHint: tool.allow.net.length > 0 || claimed.openWorldHint === true,
+    openWorldHint: reach.net || claimed.openWorldHint === true,
   };
 }

@@ -61,6 +61,8 @@ function resourceLink(p: Record<string, unknown>, where: string): Content {
   };
   const uri = str('uri', true)!;
   if (!URL.canParse(uri)) throw new InvalidResultError(`${where}: uri ${JSON.stringify(uri.slice(0, 80))} is not a URL`);
+  // Schemes that run code or carry a document where a client shows a link are not resources.
+  if (/^(javascript|data|vbscript|blob):/i.test(uri)) throw new InvalidResultError(`${where}: a resource_link may not use the ${uri.split(':')[0].toLowerCase()}: scheme`);
   const link: Content = { type: 'resource_link', uri, name: str('name', true)! };
   for (const k of ['title', 'description', 'mimeType'] as const) {
     const v = str(k);

@@ -5,7 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
 import { printable } from '../terminal.js';
-import type { Registry } from '../registry.js';
+import type { Registry, ToolEntry } from '../registry.js';
 import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
@@ -99,9 +99,13 @@ export class McpHost {
   }
 
   listTools(): Tool[] {
+    // Any loaded tool is callable through plugins[...], so what one can reach is what all of them are granted.
+    const granted = (e: ToolEntry) => grantedCommands(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy.commands);
+    const all = [...this.registry.tools.values()];
+    const reach = { commands: all.some((e) => granted(e).length > 0), net: all.some((e) => e.manifest.allow.net.length > 0) };
     const tools = [...this.registry.tools.values()]
       .filter((t) => t.manifest.exposeAsTool)
-      .map(({ manifest: m, extension: ext }): Tool => ({
+      .map(({ manifest: m }): Tool => ({
         name: m.name,
         ...(m.title !== undefined ? { title: m.title } : {}),
         description: m.description,
@@ -109,7 +113,7 @@ export class McpHost {
         ...(m.outputSchema ? { outputSchema: m.outputSchema as Tool['outputSchema'] } : {}),
         annotations: {
           ...(m.title !== undefined ? { title: m.title } : {}),
-          ...annotations(m, grantedCommands(m.allow, { file: ext.file, sha256: ext.artifact.sha256 }, this.registry.policy.commands)),
+          ...annotations(m, reach),
         },
       }));
     return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
