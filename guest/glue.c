@@ -23,7 +23,7 @@
 #include <time.h>
 #include "quickjs.h"
 
-#define WIT_VERSION "0.4.0"
+#define WIT_VERSION "0.5.0"
 #define IMPORT(iface, name) \
   __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
 #define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
@@ -74,8 +74,8 @@ static JSRuntime *rt;
 static JSContext *ctx;
 static JSValue internal; /* what the prelude's factory returned, in the snapshot: { configure, invoke, ... } */
 /* The factory's functions, looked up once instead of by name on every call. */
-enum { F_CONFIGURE, F_INVOKE, F_COMPLETE, F_BEGIN_SCRIPT, F_END_SCRIPT, F_COMPLETE_BYTES, F_COUNT };
-static const char *const internal_names[F_COUNT] = {"configure", "invoke", "complete", "beginScript", "endScript", "completeBytes"};
+enum { F_CONFIGURE, F_INVOKE, F_COMPLETE, F_BEGIN_SCRIPT, F_END_SCRIPT, F_COMPLETE_BYTES, F_CANCEL, F_COUNT };
+static const char *const internal_names[F_COUNT] = {"configure", "invoke", "complete", "beginScript", "endScript", "completeBytes", "cancel"};
 static JSValue internal_fns[F_COUNT];
 static void cache_internal(void);
 static int loaded;
@@ -881,6 +881,14 @@ EXPORT("complete") void exp_complete(uint32_t op, uint32_t is_err, char *p, size
     call_internal(F_COMPLETE, 3, argv);
   }
   free_owned(p, len);
+}
+
+EXPORT("cancel") void exp_cancel(uint32_t inv, char *reason, size_t reason_len) {
+  if (loaded && !JS_IsUndefined(internal)) {
+    JSValue argv[2] = {JS_NewUint32(ctx, inv), JS_NewStringLen(ctx, reason, reason_len)};
+    call_internal(F_CANCEL, 2, argv);
+  }
+  free_owned(reason, reason_len);
 }
 
 EXPORT("run-script") void exp_run_script(uint32_t inv, uint8_t *bc, size_t bc_len) {

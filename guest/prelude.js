@@ -57,8 +57,21 @@
     return e;
   }
 
+  // Cancellation (guest.cancel): each running invocation's AbortController, made on first use of ctx.signal, and
+  // the reasons of invocations cancelled while running. Both forget an invocation when it finishes.
+  const live = new Set(); // invocations started and not finished
+  const cancels = new Map(); // inv -> AbortController
+  const cancelled = new Map(); // inv -> reason
+  const finish = (inv, ok, text) => {
+    live.delete(inv);
+    cancels.delete(inv);
+    cancelled.delete(inv);
+    native.finish(inv, ok, text);
+  };
+
   // ---- the web platform (guest/web/): fetch, URL, streams, console, crypto, process, ... ---------------
   const web = kilnInstallWeb(native, { define, startOp, current: () => current });
+  const abortError = (reason) => new web.DOMException(String(reason), 'AbortError');
   const show = (v) => (typeof v === 'string' ? v : web.inspect(v));
   define('console', web.makeConsole());
 
@@ -75,7 +88,7 @@
     const op = native.sleep(delay);
     if (op === 0) throw new RangeError('too many timers and host operations pending in this guest (1024); await some first');
     const inv = current;
-    new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject })).then(() => {
+    new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject, timer: true })).then(() => {
       if (timers.has(id)) onFire();
     });
   }
@@ -185,7 +198,7 @@
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
   // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
   class HandlerContext {
-    #inv; #commands; #request; #page; #context; #progress;
+    #inv; #commands; #request; #page; #context; #progress; #signal;
     constructor(inv, args) { this.#inv = inv; this.args = args; }
     get commands() {
       const inv = this.#inv;
@@ -205,6 +218,19 @@
         if (typeof progress !== 'number' || !Number.isFinite(progress)) throw new TypeError('progress must be a finite number');
         native.progress(inv, JSON.stringify({ progress, total, message: message === undefined ? undefined : String(message) }));
       });
+    }
+    /** An AbortSignal that aborts when the caller cancels this call (guest.cancel), with an AbortError. */
+    get signal() {
+      if (this.#signal) return this.#signal;
+      const inv = this.#inv;
+      let c = cancels.get(inv);
+      if (!c) {
+        c = new web.AbortController();
+        // Made after its call was cancelled, or after it finished: it is born aborted (see `cancel` below).
+        if (cancelled.has(inv) || !live.has(inv)) c.abort(abortError(cancelled.get(inv) ?? 'the call has ended'));
+        else cancels.set(inv, c);
+      }
+      return (this.#signal = c.signal);
     }
     get page() { return config.browser ? (this.#page ??= browserHandle(this.#inv, 'page')) : undefined; }
     get context() { return config.browser ? (this.#context ??= browserHandle(this.#inv, 'context')) : undefined; }
@@ -255,8 +281,8 @@
   // A result that cannot be serialised is the handler's error, not the engine's.
   function finishWith(inv, v) {
     let text;
-    try { text = toJson(v); } catch (e) { native.finish(inv, false, errorText(e)); return; }
-    native.finish(inv, true, text);
+    try { text = toJson(v); } catch (e) { finish(inv, false, errorText(e)); return; }
+    finish(inv, true, text);
   }
 
   // An op's outcome: its continuation runs as the invocation that started it (see `current`).
@@ -284,15 +310,16 @@
     },
     invoke(inv, name, argsJson) {
       current = inv;
+      live.add(inv);
       const tool = tools.get(name);
-      if (!tool) { native.finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
+      if (!tool) { finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
       let args;
-      try { args = JSON.parse(argsJson); } catch (e) { native.finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
+      try { args = JSON.parse(argsJson); } catch (e) { finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
         result = tool.handler(new HandlerContext(inv, args));
       } catch (e) {
-        native.finish(inv, false, errorText(e));
+        finish(inv, false, errorText(e));
         return;
       }
       // A synchronous handler finishes now, without a promise turn; a thenable is awaited.
@@ -302,25 +329,42 @@
       }
       Promise.resolve(result)
         .then((v) => finishWith(inv, v))
-        .then(undefined, (e) => native.finish(inv, false, errorText(e)));
+        .then(undefined, (e) => finish(inv, false, errorText(e)));
     },
     complete(op, ok, text) {
       settle(op, ok, ok ? (text === '' ? undefined : JSON.parse(text)) : text);
     },
     beginScript(inv) {
       current = inv;
+      live.add(inv);
     },
     endScript(inv, ok, value) {
       current = inv;
-      if (!ok) { native.finish(inv, false, errorText(value)); return; }
+      if (!ok) { finish(inv, false, errorText(value)); return; }
       // A script runs as an async script: its value is a promise of {value: <last expression>}, awaited too.
       Promise.resolve(value)
         .then((completion) => completion.value)
-        .then((v) => native.finish(inv, true, toJson(v)))
-        .then(undefined, (e) => native.finish(inv, false, errorText(e)));
+        .then((v) => finish(inv, true, toJson(v)))
+        .then(undefined, (e) => finish(inv, false, errorText(e)));
     },
     completeBytes(op, ok, payload) {
       settle(op, ok, payload);
+    },
+    // The caller cancelled `inv`: its ctx.signal aborts, then what it awaits from the host (fetches, commands,
+    // tool calls; the host has already stopped them) rejects with an AbortError. Its timers still fire: a
+    // handler that ignores the signal is stopped by the host soon after.
+    cancel(inv, reason) {
+      if (!live.has(inv) || cancelled.has(inv)) return;
+      current = inv;
+      cancelled.set(inv, reason);
+      const c = cancels.get(inv);
+      if (c) c.abort(abortError(reason));
+      for (const [op, p] of pending) {
+        if (p.inv !== inv || p.timer) continue;
+        pending.delete(op);
+        current = inv;
+        p.reject(abortError(reason));
+      }
     },
   };
 })

@@ -25,6 +25,8 @@ const LOAD_CONCURRENCY = 4;
 
 /** The longest time limit a call can have: what a Node timer can wait. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** How long a cancelled call's guest has to finish (seeing ctx.signal abort) before it is stopped and discarded. */
+export const CANCEL_GRACE_MS = 200;
 
 export interface LoadedExtension {
   file: string;
@@ -75,7 +77,7 @@ function crossReferences(schema: unknown): boolean {
 }
 
 const cancelled = (name: string) =>
-  new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; the session's guest for it was stopped and its work aborted`);
+  new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; its work was aborted`);
 
 export class Registry {
   readonly extensions: LoadedExtension[] = [];
@@ -225,7 +227,7 @@ export class Registry {
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit) => instance.invoke(name, given, limit, onProgress), signal);
+    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, cancel) => instance.invoke(name, given, limit, onProgress, cancel), signal);
     const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
     if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
     return result;
@@ -235,12 +237,15 @@ export class Registry {
    * Run something in `ext`'s guest in `session` under a deadline: `timeoutMs`, or the server's default.
    * Code still running at the deadline is interrupted (see engine/instance.ts); a wait that outlasts it is
    * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError. When `signal`
-   * aborts (the client cancelled the call, or went away), the guest is stopped and discarded the same way, its
-   * commands killed and its requests aborted, and the call fails with a CancelledError.
+   * aborts (the client cancelled the call, or went away), the call's commands are killed and its requests
+   * aborted, the guest sees an AbortError (ctx.signal, and what it awaits), and the call fails with a
+   * CancelledError. A guest that has not finished CANCEL_GRACE_MS later (it ignores the signal, or spins) is
+   * stopped and discarded. The returned promise settles only then, so the guest's queue (sessions.ts) never
+   * starts another call on a guest still winding down; the MCP layer answers the client at once.
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number) => Promise<unknown>, signal?: AbortSignal,
+    start: (instance: GuestHandle, limit: number, signal?: AbortSignal) => Promise<unknown>, signal?: AbortSignal,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
@@ -262,7 +267,7 @@ export class Registry {
     const timedOut = () => new TimeoutError(
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
-    const mapped = start(instance, limit).catch(async (e) => {
+    const mapped = start(instance, limit, signal).catch(async (e) => {
       // The guest is gone (stopped at its deadline, out of memory, crashed): nobody can read its open response
       // bodies any more, and they hold connections and slots. Cookies and vars stay.
       if (e instanceof TimeoutError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
@@ -281,13 +286,25 @@ export class Registry {
         reject(timedOut());
       }, limit);
       onAbort = () => {
-        session.discard(ext, `${what} was cancelled`); // stops it mid-run; its commands and requests are aborted
-        reject(cancelled(name));
+        clearTimeout(timer);
+        const grace = setTimeout(() => {
+          session.discard(ext, `${what} was cancelled and did not stop`); // stops it mid-run
+          reject(cancelled(name));
+        }, CANCEL_GRACE_MS);
+        const wound = () => {
+          clearTimeout(grace);
+          reject(cancelled(name));
+        };
+        mapped.then(wound, wound);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      return await Promise.race([mapped, timeout]);
+      const value = await Promise.race([mapped, timeout]);
+      if (signal?.aborted) throw cancelled(name); // it finished after the cancel: the caller no longer wants it
+      return value;
+    } catch (e) {
+      throw signal?.aborted ? cancelled(name) : e;
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);

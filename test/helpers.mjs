@@ -1,10 +1,10 @@
 // Shared test utilities: run the real CLI, connect a real MCP client over stdio.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,6 +41,23 @@ export async function mcp(t, args, opts = {}) {
   await client.connect(transport);
   t?.after(() => client.close());
   return { client, transport, stderr: () => stderr.join('') };
+}
+
+/** A real MCP client connected over Streamable HTTP to a `kiln mcp --http 127.0.0.1:0 ...args` process. */
+export async function mcpHttp(t, args, opts = {}) {
+  const token = 'test-token-0123456789abcdef';
+  const child = spawn(process.execPath, [kilnBin, 'mcp', '--http', '127.0.0.1:0', ...args], {
+    cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env, KILN_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  if (!(await waitUntil(() => /at (http:\/\/\S+\/mcp)/.test(stderr), 20_000))) throw new Error(`kiln mcp --http did not listen: ${stderr}`);
+  const url = /at (http:\/\/\S+\/mcp)/.exec(stderr)[1];
+  const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  t.after(() => client.close());
+  return { client, child, stderr: () => stderr };
 }
 
 /** Call a tool and return { isError, text, json }. */

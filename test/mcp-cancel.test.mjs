@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { call, mcp, tempDir, waitUntil } from './helpers.mjs';
+import { call, mcp, mcpHttp, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
 
 const SLOW = (port) => `
@@ -37,6 +37,28 @@ defineTool({ name: 'slow.cmd', exposeAsTool: true, timeoutMs: 60000, allow: { co
   return 'slept';
 } });
 defineTool({ name: 'slow.viaplugin', exposeAsTool: true, timeoutMs: 600000, handler: () => plugins['other.nap']({}) });
+// Handlers that stop cleanly: they see the cancel as an AbortError (ctx.signal, or what they await).
+const seen = (key: string, e: any, signal?: AbortSignal) =>
+  vars.set(key, JSON.stringify({ name: e.name, dom: e instanceof DOMException, message: e.message, aborted: signal?.aborted ?? null }));
+defineTool({ name: 'slow.polite', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${port}'] }, handler: async ({ signal }) => {
+  await mark('polite');
+  try {
+    await new Promise((resolve, reject) => {
+      const t = setTimeout(resolve, 25000);
+      signal.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); });
+    });
+  } catch (e) { seen('polite', e, signal); throw e; }
+} });
+defineTool({ name: 'slow.fetchcatch', exposeAsTool: true, timeoutMs: 60000, allow: { net: ['127.0.0.1:${port}'] }, handler: async () => {
+  try { await fetch('http://127.0.0.1:${port}/hang'); } catch (e) { seen('fetch', e); }
+  return 'gave up';
+} });
+defineTool({ name: 'slow.cmdcatch', exposeAsTool: true, timeoutMs: 60000, allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands, signal }) => {
+  try { await commands.run('nap', { s: '23.25' }); } catch (e) { seen('cmd', e, signal); }
+  return 'gave up';
+} });
+defineTool({ name: 'slow.signal', exposeAsTool: true, handler: (ctx) => ({ aborted: ctx.signal.aborted, isSignal: ctx.signal instanceof AbortSignal, same: ctx.signal === ctx.signal }) });
+defineTool({ name: 'slow.seen', exposeAsTool: true, handler: () => ({ calls, polite: vars.get('polite') ?? null, fetch: vars.get('fetch') ?? null, cmd: vars.get('cmd') ?? null }) });
 defineTool({ name: 'slow.state', exposeAsTool: true, handler: () => {
   calls++;
   if (!vars.has('first')) vars.set('first', 'kept');
@@ -52,12 +74,12 @@ defineTool({ name: 'other.nap', allow: { commands: { nap: { run: ['sleep', '\${s
   return 'slept';
 } });`;
 
-async function setup(t) {
+async function setup(t, transport = 'stdio') {
   const srv = await startServer(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'slow.ts'), SLOW(srv.port));
   writeFileSync(join(dir, 'other.ts'), OTHER);
-  const { client } = await mcp(t, [dir]);
+  const { client } = await (transport === 'http' ? mcpHttp : mcp)(t, [dir]);
   return { srv, client };
 }
 
@@ -68,6 +90,9 @@ async function cancelWhen(client, name, ready, meta) {
   const pending = client.callTool({ name, arguments: {}, ...(meta ? { _meta: meta } : {}) }, { signal: ac.signal, timeout: 120_000 })
     .then(() => 'answered', (e) => `rejected: ${e?.message ?? e}`).finally(() => { settled = true; });
   assert.ok(await waitUntil(ready, 10_000), `${name} never started`);
+  // `ready` is seen when the handler's first request arrives; let the handler get past reading its answer,
+  // into the wait the test is about (cancelled earlier, it would see its own request aborted instead).
+  await new Promise((r) => setTimeout(r, 150));
   assert.equal(settled, false, `${name} ended before it was cancelled`);
   ac.abort('the user pressed stop');
   return pending;
@@ -84,10 +109,12 @@ const sleepers = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filte
 
 // slow.held also leaves a response body open: discarding the guest destroys it (undici then emits an error
 // that, unheard, once ended the server).
+// Each kind of work over stdio and over Streamable HTTP: a timer wait, a busy loop, a fetch, a command.
+for (const transport of ['stdio', 'http']) {
 for (const tool of ['slow.wait', 'slow.spin', 'slow.held']) {
   // Without cancellation the next call would wait for the 10-minute deadline: the test's own bound catches it.
-  test(`cancelling ${tool} stops it: the session's next call answers with fresh globals and its vars kept`, { timeout: 30_000 }, async (t) => {
-    const { srv, client } = await setup(t);
+  test(`${transport}: cancelling ${tool} stops it: the session's next call answers with fresh globals and its vars kept`, { timeout: 30_000 }, async (t) => {
+    const { srv, client } = await setup(t, transport);
     assert.deepEqual((await call(client, 'slow.state')).json, { calls: 1, first: 'kept' });
     const outcome = await cancelWhen(client, tool, () => srv.count('/mark') > 0);
     assert.match(outcome, /rejected/);
@@ -98,20 +125,56 @@ for (const tool of ['slow.wait', 'slow.spin', 'slow.held']) {
   });
 }
 
-test('cancelling a call blocked on fetch aborts the request: the local server sees its client go away', async (t) => {
-  const { srv, client } = await setup(t);
+test(`${transport}: cancelling a call blocked on fetch aborts the request: the local server sees its client go away`, async (t) => {
+  const { srv, client } = await setup(t, transport);
   const outcome = await cancelWhen(client, 'slow.fetch', () => srv.count('/hang') > 0);
   assert.match(outcome, /rejected/);
   assert.ok(await waitUntil(() => srv.closed.includes('/hang'), 5000), 'the hanging request was not closed');
   assert.equal((await call(client, 'slow.state')).isError, false);
 });
 
-test("cancelling a call running a command kills the command's process", async (t) => {
-  const { client } = await setup(t);
+test(`${transport}: cancelling a call running a command kills the command's process`, async (t) => {
+  const { client } = await setup(t, transport);
   const before = new Set(sleepers());
   const outcome = await cancelWhen(client, 'slow.cmd', () => sleepers().some((p) => !before.has(p)));
   assert.match(outcome, /rejected/);
   assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+});
+}
+
+// ctx.signal and AbortError: a handler that listens stops cleanly, and then its guest (globals) is kept.
+test('ctx.signal aborts with an AbortError carrying the reason; a handler that stops on it keeps its globals', { timeout: 30_000 }, async (t) => {
+  const { srv, client } = await setup(t);
+  assert.deepEqual((await call(client, 'slow.signal')).json, { aborted: false, isSignal: true, same: true });
+  await call(client, 'slow.state'); // calls = 1
+  assert.match(await cancelWhen(client, 'slow.polite', () => srv.count('/mark') > 0), /rejected/);
+  const seen = (await call(client, 'slow.seen')).json;
+  assert.equal(seen.calls, 1, 'the guest was discarded although its handler stopped on the signal');
+  const polite = JSON.parse(seen.polite);
+  assert.equal(polite.name, 'AbortError');
+  assert.equal(polite.dom, true, 'the reason is a DOMException, as in Node');
+  assert.equal(polite.aborted, true);
+  assert.match(polite.message, /the user pressed stop/);
+});
+
+test('a handler awaiting fetch sees an AbortError and the request is closed; its guest is kept', { timeout: 30_000 }, async (t) => {
+  const { srv, client } = await setup(t);
+  await call(client, 'slow.state');
+  assert.match(await cancelWhen(client, 'slow.fetchcatch', () => srv.count('/hang') > 0), /rejected/);
+  assert.ok(await waitUntil(() => srv.closed.includes('/hang'), 5000), 'the hanging request was not closed');
+  const seen = (await call(client, 'slow.seen')).json;
+  assert.equal(seen.calls, 1);
+  assert.deepEqual({ ...JSON.parse(seen.fetch), message: undefined }, { name: 'AbortError', dom: true, message: undefined, aborted: null });
+});
+
+test('a handler awaiting a command sees an AbortError and the process is killed', { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const before = new Set(sleepers());
+  assert.match(await cancelWhen(client, 'slow.cmdcatch', () => sleepers().some((p) => !before.has(p))), /rejected/);
+  assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+  const cmd = JSON.parse((await call(client, 'slow.seen')).json.cmd);
+  assert.equal(cmd.name, 'AbortError');
+  assert.equal(cmd.aborted, true);
 });
 
 test('a call cancelled while it waits in its guest\'s queue never runs', { timeout: 30_000 }, async (t) => {

@@ -104,6 +104,10 @@ interface KilnContext<A = any> {
   /** Report progress to the caller: MCP `notifications/progress` when the client asked for it (a progressToken),
    *  at most one per 100 ms (the newest wins); `progress` must grow. Without a listener it does nothing. */
   progress(progress: number, total?: number, message?: string): void;
+  /** Aborts, with an AbortError DOMException, when the caller cancels this call (MCP notifications/cancelled, or
+   *  the client going away). Pass it on (`fetch(url, { signal })`) or listen to it and stop: a handler still
+   *  running 200 ms after the cancel is stopped and its guest's globals reset. */
+  readonly signal: AbortSignal;
 }
 
 type KilnHandler<A = any> = (ctx: KilnContext<A>) => unknown;

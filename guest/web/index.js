@@ -35,5 +35,5 @@ export function installWeb(native, api) {
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
   installLocaleMethods();
-  return { requestClient, configure, inspect, makeConsole, bytesToBase64 };
+  return { requestClient, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException };
 }

@@ -113,6 +113,12 @@ interface Running extends Invocation {
 
 const OUT_OF_MEMORY = /^InternalError: out of memory/;
 
+/** A cancellation's reason as the guest's AbortError message. */
+export function reasonText(reason: unknown): string {
+  const text = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'the call was cancelled';
+  return text.slice(0, 1000);
+}
+
 let nextInvocation = 1;
 
 function errorText(e: unknown): string {
@@ -242,18 +248,20 @@ export class GuestInstance {
 
   /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
    *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
-  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress);
+  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void, signal?: AbortSignal): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress, signal);
   }
 
   /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
    *  against); settles with the script's last expression's value, awaited. */
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode));
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS, signal?: AbortSignal): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode), undefined, signal);
   }
 
   /** A new invocation of `tool` with its deadline, started by `enterGuest`; its outcome is the promise. */
-  private start(tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void): Promise<unknown> {
+  private start(
+    tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void, signal?: AbortSignal,
+  ): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
     const deadline = performance.now() + timeoutMs;
@@ -263,7 +271,32 @@ export class GuestInstance {
     } catch {
       // the instance died; `done` has been rejected with the reason
     }
+    if (signal && this.running.has(id)) {
+      const onAbort = () => this.cancel(id, reasonText(signal.reason));
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        done.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+      }
+    }
     return done;
+  }
+
+  /** The caller cancelled invocation `inv`: the operations it started are aborted (fetches cancelled, commands
+   *  killed), and the guest is told (guest.cancel): its ctx.signal aborts and what it awaits rejects with an
+   *  AbortError. Whether it then finishes is the guest's business; the caller discards a guest that does not. */
+  cancel(inv: number, reason: string): void {
+    if (this.dead || !this.running.has(inv)) return;
+    for (const [op, o] of this.ops) {
+      if (o.inv !== inv) continue;
+      this.ops.delete(op);
+      o.abort.abort();
+    }
+    try {
+      this.enter(() => this.guest.cancel(inv, reason));
+    } catch {
+      // the instance died; what was running has been failed with the reason
+    }
   }
 
   /** Set by `stop`: the interrupt stops any guest code of this instance still running. */

@@ -17,6 +17,8 @@ export type ToWorker =
   | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number; progress: boolean }
   | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
   | { type: 'dispose'; id: number; error: WireError }
+  /** The caller cancelled the invoke/runScript request `of` (GuestInstance.cancel). */
+  | { type: 'cancel'; of: number; reason: string }
   | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'ping'; seq: number }
   | { type: 'varsInit'; session: string; entries: [string, string][] }
@@ -70,6 +72,8 @@ if (parentPort && workerData?.kilnWorker) {
     if (!running && depth === 0) Atomics.store(busyFlag, 0, 0);
   };
   const instances = new Map<number, GuestInstance>();
+  /** The invoke/runScript requests running here, by seq: what a 'cancel' message aborts. */
+  const cancels = new Map<number, AbortController>();
   const ops = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   let nextReq = 1;
 
@@ -134,8 +138,13 @@ if (parentPort && workerData?.kilnWorker) {
           break;
         }
         const onProgress = m.type === 'invoke' && m.progress ? (update: string) => post({ type: 'progress', seq: m.seq, update }) : undefined;
-        const run = m.type === 'invoke' ? instance.invoke(m.tool, m.args, m.limit, onProgress) : instance.runScript(m.tool, m.bytecode, m.limit);
+        const cancel = new AbortController();
+        cancels.set(m.seq, cancel);
+        const run = m.type === 'invoke'
+          ? instance.invoke(m.tool, m.args, m.limit, onProgress, cancel.signal)
+          : instance.runScript(m.tool, m.bytecode, m.limit, cancel.signal);
         settle(m.seq, run.finally(() => {
+          cancels.delete(m.seq);
           if (!instance.alive) {
             instances.delete(m.id);
             post({ type: 'dead', id: m.id, error: { name: 'GuestCrashError', message: 'the guest was discarded' } });
@@ -143,6 +152,9 @@ if (parentPort && workerData?.kilnWorker) {
         }));
         break;
       }
+      case 'cancel':
+        cancels.get(m.of)?.abort(m.reason);
+        break;
       case 'dispose':
         instances.get(m.id)?.dispose(fromWire(m.error));
         instances.delete(m.id);

@@ -26,7 +26,7 @@ tool's timeoutMs, else 30 s), signalled through runtime.interrupted and backed b
 interruption for code that never polls; linear memory is capped by the store's limiter; at most 1024
 operations in flight; and the tools the guest registers must be the ones its manifest declares.
 
-The contract is kiln:extension@0.4.0: the extension's bytecode travels in the artifact's `kiln-image`
+The contract is kiln:extension@0.5.0: the extension's bytecode travels in the artifact's `kiln-image`
 custom section and `guest.load(config, image)` takes it; the component itself is kiln's engine, the same
 bytes for every artifact. A component that imports another version of the contract is refused.
 """
@@ -47,7 +47,7 @@ from wasmtime.component import Component, Linker, Variant
 
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
-CONTRACT = "0.4.0"
+CONTRACT = "0.5.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
@@ -216,7 +216,7 @@ class Host:
     # -- which contract ------------------------------------------------------------------------------
 
     def contract_version(self):
-        """The version of kiln:extension the component was built against, from its own imports: 0.4.0."""
+        """The version of kiln:extension the component was built against, from its own imports: 0.5.0."""
         versions = set()
         for name in self.component.type.imports(self.engine):
             m = re.fullmatch(r"kiln:extension/([a-z-]+)(?:@(.+))?", name)
