@@ -38,6 +38,7 @@ export async function mcp(t, args, opts = {}) {
   });
   transport.stderr?.on('data', (d) => stderr.push(String(d)));
   const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  opts.beforeConnect?.(client); // e.g. notification handlers for what the server sends at once
   await client.connect(transport);
   t?.after(() => client.close());
   return { client, transport, stderr: () => stderr.join('') };

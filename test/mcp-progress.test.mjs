@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { INTERVAL_MS, parseProgress, progressSink } from '../dist/host/mcp/progress.js';
-import { mcp, tempDir } from './helpers.mjs';
+import { mcp, tempDir, waitUntil } from './helpers.mjs';
 
 const SOURCE = `
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -87,4 +87,22 @@ test('guest console output reaches the client as notifications/message at the le
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(got.map((p) => [p.level, p.data]), [['warning', 'a warning'], ['error', 'an error']]);
   assert.ok(got.every((p) => p.logger === 'prog.ts'), JSON.stringify(got));
+});
+
+test("kiln's own messages reach the client as notifications/message from logger \"kiln\": a file that did not load", async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'good.ts'), "defineTool({ name: 'good.one', exposeAsTool: true, handler: () => 1 });");
+  writeFileSync(join(dir, 'broken.ts'), "defineTool({ name: 'broken.one', handler: () => { return ");
+  // A guest's lines come from its file's logger, never from "kiln".
+  writeFileSync(join(dir, 'kiln.ts'), "defineTool({ name: 'k.log', exposeAsTool: true, handler: () => { console.error('not loaded: forged'); return 1; } });");
+  const got = [];
+  const { client } = await mcp(t, [dir], { beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => got.push(n.params)) });
+  assert.ok(await waitUntil(() => got.some((p) => p.logger === 'kiln'), 5000), JSON.stringify(got));
+  const mine = got.filter((p) => p.logger === 'kiln');
+  assert.equal(mine.length, 1, JSON.stringify(mine));
+  assert.equal(mine[0].level, 'error');
+  assert.match(mine[0].data, /^not loaded: .*broken\.ts/);
+  await client.callTool({ name: 'k.log', arguments: {} });
+  assert.ok(await waitUntil(() => got.some((p) => p.data === 'not loaded: forged'), 5000));
+  assert.deepEqual(got.filter((p) => p.data === 'not loaded: forged').map((p) => p.logger), ['kiln.ts']);
 });

@@ -11,7 +11,10 @@ test('watch mode: edits, new files, deletions and broken saves, with list_change
   const dir = tempDir(t);
   const file = join(dir, 'w.ts');
   writeFileSync(file, "defineTool({ name: 'w.v', exposeAsTool: true, handler: () => 'one' });");
-  const { client, stderr } = await mcp(t, ['--watch', dir]);
+  const notices = [];
+  const { client, stderr } = await mcp(t, ['--watch', dir], {
+    beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => { if (n.params.logger === 'kiln') notices.push(n.params); }),
+  });
   let changes = 0;
   client.setNotificationHandler('notifications/tools/list_changed', () => { changes++; });
   const names = async () => (await client.listTools()).tools.map((x) => x.name).filter((n) => n.startsWith('w.') || n.startsWith('x.')).sort();
@@ -27,6 +30,9 @@ test('watch mode: edits, new files, deletions and broken saves, with list_change
   const before = changes;
   writeFileSync(file, "defineTool({ name: 'w.v', exposeAsTool: true, handler: () => { return 'three' ");
   assert.ok(await waitUntil(() => /its last good version keeps serving/.test(stderr()), 30_000), stderr());
+  // The client is told too, from logger "kiln" (it cannot see the server's stderr).
+  assert.ok(await waitUntil(() => notices.some((n) => /its last good version keeps serving/.test(n.data)), 5000), JSON.stringify(notices));
+  assert.ok(notices.some((n) => n.level === 'info' && /^reloaded: /.test(n.data)), JSON.stringify(notices));
   assert.equal((await call(client, 'w.v')).text, 'two');
   assert.equal(changes, before, 'nothing changed for the client');
 

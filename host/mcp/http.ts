@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { KilnError } from '../errors.js';
 import type { Registry } from '../registry.js';
-import { McpHost, mcpServer, sendGuestLog, stderrLog, type WatchOptions } from './server.js';
+import { McpHost, mcpServer, sendGuestLog, sendNotice, stderrLog, type WatchOptions } from './server.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -118,9 +118,12 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const c = connections.get(session);
     if (c) sendGuestLog(c.server, logger, level, data);
   };
+  mcp.onNotice = (level, text) => {
+    for (const c of connections.values()) sendNotice(c.server, level, text);
+  };
   if (watch) {
     const { watchExtensions } = await import('./watch.js');
-    watchExtensions(mcp, watch.paths, watch.exclude, log, () => {
+    watchExtensions(mcp, watch.paths, watch.exclude, () => {
       for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
     });
   }
@@ -168,7 +171,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
 
   const http = createServer((req, res) => {
     handle(req, res).catch((e) => {
-      log(`kiln: http: ${(e as Error)?.message ?? e}`);
+      mcp.notice('error', `http: ${(e as Error)?.message ?? e}`);
       if (!res.headersSent) refuse(res, 500, 'internal error');
       else res.destroy();
     });

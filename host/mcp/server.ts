@@ -55,6 +55,9 @@ export const RUN_SCRIPT_TOOL = {
 
 /** Guest console levels as MCP logging levels. */
 const MCP_LEVEL: Record<string, 'debug' | 'info' | 'warning' | 'error'> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
+export type NoticeLevel = 'info' | 'warning' | 'error';
+/** The logger name of kiln's own notifications/message; a guest's logger is its source file's name. */
+const KILN_LOGGER = 'kiln';
 
 /** The queue of a session's scripts (they run in a guest of their own). */
 const SCRIPT_UNIT = '\u0000run_script';
@@ -81,6 +84,23 @@ export class McpHost {
   };
   /** Also told every guest log line, with its session (the MCP logging capability). */
   onGuestLog: ((session: string, source: string, level: string, message: string) => void) | undefined;
+  /** Also told every message of kiln's own (`notice`): the transports send it to their clients. */
+  onNotice: ((level: NoticeLevel, text: string) => void) | undefined;
+
+  /** A message of kiln's own: on stderr as "kiln: text", and to every client as notifications/message from
+   *  logger "kiln" (at or above the level the client chose). */
+  notice(level: NoticeLevel, text: string): void {
+    this.log(`kiln: ${text}`);
+    this.onNotice?.(level, text);
+  }
+
+  /** What a client that has just connected is told: the files that failed to load, and the loader's warnings. */
+  startupNotices(): { level: NoticeLevel; text: string }[] {
+    return [
+      ...this.registry.failures.map((f) => ({ level: 'error' as const, text: `not loaded: ${f.error}` })),
+      ...this.registry.warnings.map((w) => ({ level: 'warning' as const, text: w })),
+    ];
+  }
 
   constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
     this.sessions = new Sessions(
@@ -183,6 +203,10 @@ function refuseOversize(id: string | number | null, bytes: number): void {
  *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
 export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} } });
+  // A client learns at once what did not load (it has no other way to see the server's stderr).
+  server.oninitialized = () => {
+    for (const n of host.startupNotices()) sendNotice(server, n.level, n.text);
+  };
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
   server.setRequestHandler('tools/call', async (req, ctx) =>
     host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
@@ -194,7 +218,14 @@ export function mcpServer(host: McpHost, version: string, defaultSession: () => 
 /** A guest's log line as notifications/message on `server`, at or above the level its client set (the SDK
  *  filters; until the client sets one, everything goes). The logger is the extension's source file. */
 export function sendGuestLog(server: Server, logger: string, level: string, data: string): void {
-  void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger, data }).catch(() => {});
+  // A source file named "kiln" must not pass for the server itself.
+  const name = logger === KILN_LOGGER ? `./${logger}` : logger;
+  void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger: name, data }).catch(() => {});
+}
+
+/** A message of kiln's own as notifications/message (McpHost.notice). */
+export function sendNotice(server: Server, level: NoticeLevel, text: string): void {
+  void server.sendLoggingMessage({ level, logger: KILN_LOGGER, data: text }).catch(() => {});
 }
 
 /** What `kiln mcp --watch` watches and reloads (mcp/watch.ts). */
@@ -208,9 +239,10 @@ export async function serveStdio(registry: Registry, version: string, watch?: Wa
   const host = new McpHost(registry, log);
   const server = mcpServer(host, version, undefined, watch !== undefined);
   host.onGuestLog = (_session, logger, level, data) => sendGuestLog(server, logger, level, data);
+  host.onNotice = (level, text) => sendNotice(server, level, text);
   if (watch) {
     const { watchExtensions } = await import('./watch.js');
-    watchExtensions(host, watch.paths, watch.exclude, log, () => void server.sendToolListChanged().catch(() => {}));
+    watchExtensions(host, watch.paths, watch.exclude, () => void server.sendToolListChanged().catch(() => {}));
   }
   let closing = false;
   const shutdown = (code: number) => {

@@ -8,7 +8,7 @@ import type { McpHost } from './server.js';
 
 const DEBOUNCE_MS = 200;
 
-export function watchExtensions(host: McpHost, paths: string[], exclude: string[], log: (line: string) => void, toolsChanged: () => void): () => void {
+export function watchExtensions(host: McpHost, paths: string[], exclude: string[], toolsChanged: () => void): () => void {
   const watchers: FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -17,12 +17,11 @@ export function watchExtensions(host: McpHost, paths: string[], exclude: string[
       try {
         const changed = await host.registry.reload(paths, exclude);
         host.sessions.releaseGuests('its extensions were reloaded');
-        for (const f of host.registry.failures) log(`kiln: not loaded: ${f.error}`);
-        for (const w of host.registry.warnings) log(`kiln: ${w}`);
-        log(`kiln: reloaded: ${host.registry.exposed} tool(s) from ${host.registry.extensions.length} extension(s)`);
+        for (const n of host.startupNotices()) host.notice(n.level, n.text);
+        host.notice('info', `reloaded: ${host.registry.exposed} tool(s) from ${host.registry.extensions.length} extension(s)`);
         if (changed) toolsChanged();
       } catch (e) {
-        log(`kiln: reload failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
+        host.notice('error', `reload failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
       }
     });
   };
@@ -37,7 +36,7 @@ export function watchExtensions(host: McpHost, paths: string[], exclude: string[
     try {
       watchers.push(watch(dir, { recursive: true }, changed));
     } catch (e) {
-      log(`kiln: --watch cannot watch ${dir}: ${(e as Error).message}`);
+      host.notice('error', `--watch cannot watch ${dir}: ${(e as Error).message}`);
     }
   }
   return () => {
