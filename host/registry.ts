@@ -11,6 +11,7 @@ import { BuildCache } from './build/cache.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
+import type { CancelHook } from './engine/instance.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
@@ -227,7 +228,7 @@ export class Registry {
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, cancel) => instance.invoke(name, given, limit, onProgress, cancel), signal);
+    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook) => instance.invoke(name, given, limit, onProgress, hook), signal);
     const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
     if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
     return result;
@@ -245,7 +246,7 @@ export class Registry {
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number, signal?: AbortSignal) => Promise<unknown>, signal?: AbortSignal,
+    start: (instance: GuestHandle, limit: number, hook: CancelHook) => Promise<unknown>, signal?: AbortSignal,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
@@ -267,7 +268,8 @@ export class Registry {
     const timedOut = () => new TimeoutError(
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
-    const mapped = start(instance, limit, signal).catch(async (e) => {
+    const hook: CancelHook = {};
+    const mapped = start(instance, limit, hook).catch(async (e) => {
       // The guest is gone (stopped at its deadline, out of memory, crashed): nobody can read its open response
       // bodies any more, and they hold connections and slots. Cookies and vars stay.
       if (e instanceof TimeoutError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
@@ -287,6 +289,9 @@ export class Registry {
       }, limit);
       onAbort = () => {
         clearTimeout(timer);
+        const why = signal!.reason;
+        const detail = why instanceof Error ? why.message : typeof why === 'string' && why ? why : undefined;
+        hook.cancel?.(`${what} was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`);
         const grace = setTimeout(() => {
           session.discard(ext, `${what} was cancelled and did not stop`); // stops it mid-run
           reject(cancelled(name));

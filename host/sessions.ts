@@ -12,7 +12,7 @@
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
 import type { Engine } from './engine/engine.js';
 import { WorkerPool } from './engine/pool.js';
-import { KilnError } from './errors.js';
+import { CancelledError, KilnError } from './errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
@@ -20,11 +20,19 @@ import { Session } from './session.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
 
-/** Rejects when `signal` aborts, with its reason (a CancelledError, from the MCP layer). */
+/** Why a call whose `signal` aborted failed: its reason when that is a KilnError, else a CancelledError. */
+function cancelledBy(signal: AbortSignal): Error {
+  const why = signal.reason;
+  if (why instanceof KilnError) return why;
+  const detail = why instanceof Error ? why.message : typeof why === 'string' && why ? why : undefined;
+  return new CancelledError(`the call was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`);
+}
+
+/** Rejects when `signal` aborts (cancelledBy). */
 function aborted<T>(signal: AbortSignal): Promise<T> {
   return new Promise<T>((_, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    if (signal.aborted) return reject(cancelledBy(signal));
+    signal.addEventListener('abort', () => reject(cancelledBy(signal)), { once: true });
   });
 }
 
@@ -107,7 +115,7 @@ export class Sessions {
     e.busy++;
     const before = e.queues.get(unit) ?? Promise.resolve();
     const result = before.then(async () => {
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw cancelledBy(signal);
       e.lastUsed = Date.now();
       // A busy worker with none of this session's calls running is another session's guest spinning: move.
       // With one of ours running, it is ours: the call waits its turn on the thread, nothing is discarded.

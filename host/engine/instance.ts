@@ -113,10 +113,10 @@ interface Running extends Invocation {
 
 const OUT_OF_MEMORY = /^InternalError: out of memory/;
 
-/** A cancellation's reason as the guest's AbortError message. */
-export function reasonText(reason: unknown): string {
-  const text = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'the call was cancelled';
-  return text.slice(0, 1000);
+/** Filled in by `invoke`/`runScript`: how the caller cancels that invocation (GuestInstance.cancel). A plain
+ *  object rather than an AbortSignal: a call that is never cancelled (nearly all) costs no listener. */
+export interface CancelHook {
+  cancel?(reason: string): void;
 }
 
 let nextInvocation = 1;
@@ -151,6 +151,8 @@ export class GuestInstance {
   private readonly running = new Map<number, Running>();
   /** Pending timers by op id. */
   private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** Set when a host operation starts; `idle` is told only then (see cancelIdleWork). */
+  private opsSinceIdle = false;
   /** Pending host operations by op id, with the invocation that started them. */
   private readonly ops = new Map<number, { inv: number; abort: AbortController }>();
   private nextOp = 1;
@@ -248,19 +250,19 @@ export class GuestInstance {
 
   /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
    *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
-  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void, signal?: AbortSignal): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress, signal);
+  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress, hook);
   }
 
   /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
    *  against); settles with the script's last expression's value, awaited. */
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS, signal?: AbortSignal): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode), undefined, signal);
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS, hook?: CancelHook): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode), undefined, hook);
   }
 
   /** A new invocation of `tool` with its deadline, started by `enterGuest`; its outcome is the promise. */
   private start(
-    tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void, signal?: AbortSignal,
+    tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void, hook?: CancelHook,
   ): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
@@ -271,14 +273,7 @@ export class GuestInstance {
     } catch {
       // the instance died; `done` has been rejected with the reason
     }
-    if (signal && this.running.has(id)) {
-      const onAbort = () => this.cancel(id, reasonText(signal.reason));
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener('abort', onAbort, { once: true });
-        done.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
-      }
-    }
+    if (hook) hook.cancel = (reason) => this.cancel(id, reason);
     return done;
   }
 
@@ -339,7 +334,12 @@ export class GuestInstance {
       this.ops.clear();
       for (const o of ops) o.abort.abort();
     }
-    this.host?.idle?.();
+    // Only an op can leave something open on the host (a response body): a call that started none costs no
+    // message (with worker isolation, `idle` is one more wake-up of the main thread per call).
+    if (this.opsSinceIdle) {
+      this.opsSinceIdle = false;
+      this.host?.idle?.();
+    }
     this.logs.flush();
   }
 
@@ -414,6 +414,7 @@ export class GuestInstance {
     const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
     const abort = new AbortController();
     this.ops.set(op, { inv, abort });
+    this.opsSinceIdle = true;
     const work = full
       ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
       : running

@@ -3,15 +3,15 @@
 import { Worker } from 'node:worker_threads';
 import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import type { Engine } from './engine.js';
-import { reasonText, type Invocation, type LoadConfig, type OpExtras, type OpKind } from './instance.js';
+import type { CancelHook, Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
 import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
 
 /** What a session holds for one extension's guest, local or in a worker. */
 export interface GuestHandle {
   readonly alive: boolean;
-  /** `signal`: the caller cancelled the call; the guest is told (GuestInstance.cancel). */
-  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, signal?: AbortSignal): Promise<unknown>;
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
+  /** `hook` is filled in with how to cancel the call (the guest is told: GuestInstance.cancel). */
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown>;
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook): Promise<unknown>;
   dispose(reason?: KilnError): void;
   /** Dispose of the guest and stop its code now if it is running (a cancelled call). */
   stop(reason: KilnError): void;
@@ -53,14 +53,14 @@ export class RemoteInstance implements GuestHandle {
     this.dead ??= reason;
   }
 
-  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, signal?: AbortSignal): Promise<unknown> {
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown> {
     if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
-    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs, progress: onProgress !== undefined }, onProgress, signal);
+    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs, progress: onProgress !== undefined }, onProgress, hook);
   }
 
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook): Promise<unknown> {
     if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
-    return this.worker.request({ type: 'runScript', id: this.id, tool, bytecode, limit: timeoutMs }, undefined, signal);
+    return this.worker.request({ type: 'runScript', id: this.id, tool, bytecode, limit: timeoutMs }, undefined, hook);
   }
 
   dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {
@@ -128,22 +128,15 @@ export class SessionWorker {
   }
 
   /** Send a message that expects a reply; `seq` is filled in here. */
-  /** Send a message that expects a reply; `seq` is filled in here. When `signal` aborts before the reply, the
-   *  worker is told to cancel the request (a guest busy on the thread hears it only when it yields). */
-  request(m: DistributiveOmit<Extract<ToWorker, { seq: number }>, 'seq'>, onProgress?: (update: string) => void, signal?: AbortSignal): Promise<unknown> {
+  /** Send a message that expects a reply; `seq` is filled in here. `hook.cancel` tells the worker to cancel
+   *  the request (a guest busy on the thread hears it only when it yields). */
+  request(m: DistributiveOmit<Extract<ToWorker, { seq: number }>, 'seq'>, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown> {
     if (this.stopped) return Promise.reject(this.stopped);
     const seq = this.seq++;
     const p = new Promise<unknown>((resolve, reject) => this.replies.set(seq, { resolve, reject }));
     if (onProgress) this.progress.set(seq, onProgress);
     this.worker.postMessage({ ...m, seq });
-    if (signal) {
-      const onAbort = () => this.send({ type: 'cancel', of: seq, reason: reasonText(signal.reason) });
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener('abort', onAbort, { once: true });
-        p.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
-      }
-    }
+    if (hook) hook.cancel = (reason) => this.send({ type: 'cancel', of: seq, reason });
     return p;
   }
 

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { KilnError, ToolError } from '../errors.js';
 import { checkVarsSet } from '../vars.js';
 import { Engine } from './engine.js';
-import { GuestInstance, type InstanceHost, type LoadConfig } from './instance.js';
+import { GuestInstance, type CancelHook, type InstanceHost, type LoadConfig } from './instance.js';
 
 export type ToWorker =
   | { type: 'create'; seq: number; id: number; session: string; image: Uint8Array; config: LoadConfig; runLimitMs: number }
@@ -73,7 +73,7 @@ if (parentPort && workerData?.kilnWorker) {
   };
   const instances = new Map<number, GuestInstance>();
   /** The invoke/runScript requests running here, by seq: what a 'cancel' message aborts. */
-  const cancels = new Map<number, AbortController>();
+  const cancels = new Map<number, CancelHook>();
   const ops = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   let nextReq = 1;
 
@@ -138,11 +138,11 @@ if (parentPort && workerData?.kilnWorker) {
           break;
         }
         const onProgress = m.type === 'invoke' && m.progress ? (update: string) => post({ type: 'progress', seq: m.seq, update }) : undefined;
-        const cancel = new AbortController();
-        cancels.set(m.seq, cancel);
+        const hook: CancelHook = {};
+        cancels.set(m.seq, hook);
         const run = m.type === 'invoke'
-          ? instance.invoke(m.tool, m.args, m.limit, onProgress, cancel.signal)
-          : instance.runScript(m.tool, m.bytecode, m.limit, cancel.signal);
+          ? instance.invoke(m.tool, m.args, m.limit, onProgress, hook)
+          : instance.runScript(m.tool, m.bytecode, m.limit, hook);
         settle(m.seq, run.finally(() => {
           cancels.delete(m.seq);
           if (!instance.alive) {
@@ -153,7 +153,7 @@ if (parentPort && workerData?.kilnWorker) {
         break;
       }
       case 'cancel':
-        cancels.get(m.of)?.abort(m.reason);
+        cancels.get(m.of)?.cancel?.(m.reason);
         break;
       case 'dispose':
         instances.get(m.id)?.dispose(fromWire(m.error));

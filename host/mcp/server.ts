@@ -14,6 +14,7 @@ import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';
 import { toolResult, type ToolResult } from './result.js';
+import { leanToolCalls } from './lean-call.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 
 export const CLOSE_SESSION_TOOL = {
@@ -62,14 +63,6 @@ const KILN_LOGGER = 'kiln';
 /** The queue of a session's scripts (they run in a guest of their own). */
 const SCRIPT_UNIT = '\u0000run_script';
 
-/** The SDK's signal for a call, as one whose reason is the CancelledError the call then fails with. */
-function cancellation(name: string, signal: AbortSignal): AbortSignal {
-  const reason = () => new CancelledError(`${name} was cancelled by the client${typeof signal.reason === 'string' ? ` (${signal.reason})` : ''}`);
-  if (signal.aborted) return AbortSignal.abort(reason());
-  const c = new AbortController();
-  signal.addEventListener('abort', () => c.abort(reason()), { once: true });
-  return c.signal;
-}
 
 export class McpHost {
   readonly sessions: Sessions;
@@ -146,7 +139,7 @@ export class McpHost {
     signal?: AbortSignal, notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>,
     defaultSession = 'default',
   ): Promise<ToolResult> {
-    const cancel = signal && cancellation(name, signal);
+    const cancel = signal; // the SDK's: aborted when the client cancels the call or goes away
     const token = meta?.progressToken;
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
@@ -257,5 +250,7 @@ export async function serveStdio(registry: Registry, version: string, watch?: Wa
   process.on('SIGINT', () => shutdown(0));
   process.on('exit', () => host.close()); // last resort: no process group outlives the server
   const input = process.stdin.pipe(new RequestLineLimit(MAX_REQUEST_BYTES, refuseOversize));
-  await server.connect(new StdioServerTransport(input, process.stdout));
+  const transport = new StdioServerTransport(input, process.stdout);
+  await server.connect(transport);
+  leanToolCalls(server, transport, host); // plain tools/call without the SDK's per-request work (lean-call.ts)
 }
