@@ -12,6 +12,7 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import type { CancelHook } from './engine/instance.js';
+import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
@@ -226,6 +227,7 @@ export class Registry {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
+    if (valueNestsDeeper(given)) throw new InvalidArgumentsError(`arguments for "${name}" nest more than ${MAX_JSON_DEPTH} levels deep; arguments may nest at most ${MAX_JSON_DEPTH}`);
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
     const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook) => instance.invoke(name, given, limit, onProgress, hook), signal);

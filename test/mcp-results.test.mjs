@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { kilnBin, mcp, tempDir } from './helpers.mjs';
+import { call, kilnBin, mcp, tempDir } from './helpers.mjs';
 
 // A 1×1 PNG.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -17,6 +17,8 @@ const SOURCE = `
 const png = Uint8Array.from(atob('${PNG}'), (c) => c.charCodeAt(0));
 const typed = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false };
 defineTool({ name: 'res.text', exposeAsTool: true, handler: () => 'plain words' });
+defineTool({ name: 'res.deep', exposeAsTool: true, handler: ({ args }) => { let v: any = 1; for (let i = 0; i < args.n; i++) v = args.obj ? { v } : [v]; return v; } });
+defineTool({ name: 'res.depthof', exposeAsTool: true, handler: ({ args }) => { let d = 0; for (let v = args.v; typeof v === 'object'; v = v[0]) d++; return d; } });
 defineTool({ name: 'res.obj', exposeAsTool: true, handler: () => ({ a: 1, b: [1, 2] }) });
 defineTool({ name: 'res.arr', exposeAsTool: true, handler: () => [1, 2] });
 defineTool({ name: 'res.typed', title: 'Typed result', exposeAsTool: true, outputSchema: typed,
@@ -138,4 +140,33 @@ test('a manifest with an outputSchema that is not an object schema, or bad annot
     assert.notEqual(r.code, 0, body);
     assert.match(r.stderr, re, body);
   }
+});
+
+// V8's JSON.stringify and structured clone fail a few thousand levels down (JSON.parse does not): a result or
+// arguments past 1000 levels are refused with an error that says so, instead of a crash or a silent timeout.
+test('results and arguments nested past 1000 levels are refused with a clear error; 1000 pass', { timeout: 60_000 }, async (t) => {
+  const { client } = await serve(t);
+  const nested = (n) => { let v = 1; for (let i = 0; i < n; i++) v = [v]; return v; };
+  assert.equal((await call(client, 'res.deep', { n: 999 })).isError, false);
+  for (const [n, obj] of [[1001, false], [1001, true], [20000, false]]) {
+    const r = await call(client, 'res.deep', { n, obj });
+    assert.equal(r.isError, true);
+    assert.match(r.text, /^InvalidResultError: tool "res.deep" returned a result nested more than 1000 levels deep/);
+  }
+  assert.equal((await call(client, 'res.depthof', { v: nested(999) })).json, 999);
+  const deep = await call(client, 'res.depthof', { v: nested(1001) });
+  assert.equal(deep.isError, true);
+  assert.match(deep.text, /^InvalidArgumentsError: arguments for "res.depthof" nest more than 1000 levels deep/);
+  assert.equal((await call(client, 'res.text')).text, 'plain words', 'the session goes on');
+});
+
+test('json-depth: brackets inside strings do not count; the first level too deep is enough', async () => {
+  const { textNestsDeeper, valueNestsDeeper } = await import('../dist/host/json-depth.js');
+  assert.equal(textNestsDeeper('[[1]]', 2), false);
+  assert.equal(textNestsDeeper('[[[1]]]', 2), true);
+  assert.equal(textNestsDeeper('["[[[[", {"a": "{{{{\\"}}]', 2), false);
+  assert.equal(textNestsDeeper('["\\"", [[1]]]', 2), true, 'an escaped quote does not end the string early');
+  assert.equal(valueNestsDeeper({ a: [{ b: 1 }] }, 3), false);
+  assert.equal(valueNestsDeeper({ a: [{ b: [] }] }, 3), true);
+  assert.equal(valueNestsDeeper('x', 0), false);
 });

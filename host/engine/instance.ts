@@ -17,7 +17,8 @@
 //  - A handler's result is accepted only before its deadline: code stuck in a native call the interrupt cannot
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
-import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { MAX_JSON_DEPTH, textNestsDeeper } from '../json-depth.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { IntlHost } from '../intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
@@ -440,6 +441,9 @@ export class GuestInstance {
       if (!OUT_OF_MEMORY.test(outcome.val)) return r.reject(toolError(outcome.val));
       this.outOfMemory = true;
       return r.reject(new MemoryLimitError(`tool "${r.tool}" ran out of its memory limit; the session's guest for it was reset`));
+    }
+    if (textNestsDeeper(outcome.val)) {
+      return r.reject(new InvalidResultError(`tool "${r.tool}" returned a result nested more than ${MAX_JSON_DEPTH} levels deep; results may nest at most ${MAX_JSON_DEPTH}`));
     }
     let value: unknown;
     try {

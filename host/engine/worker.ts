@@ -115,11 +115,17 @@ if (parentPort && workerData?.kilnWorker) {
     stopRequested: () => Atomics.load(stopWord, 0) === id,
   });
 
+  // A value that cannot be cloned across threads (json-depth.ts bounds results; this is the last guard) is
+  // answered as an error, never left without a reply.
+  const reply = (seq: number, ok: boolean, value?: unknown, error?: WireError) => {
+    try {
+      post({ type: 'reply', seq, ok, value, error });
+    } catch (e) {
+      post({ type: 'reply', seq, ok: false, error: { name: 'KilnError', message: `the answer could not be passed back to the server: ${(e as Error)?.message ?? e}` } });
+    }
+  };
   const settle = (seq: number, p: Promise<unknown>) =>
-    p.then(
-      (value) => post({ type: 'reply', seq, ok: true, value }),
-      (e) => post({ type: 'reply', seq, ok: false, error: toWire(e) }),
-    );
+    p.then((value) => reply(seq, true, value), (e) => reply(seq, false, undefined, toWire(e)));
 
   port.on('message', (m: ToWorker) => {
     switch (m.type) {
