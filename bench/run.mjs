@@ -138,17 +138,28 @@ const answers = Object.keys(WORKLOADS).filter((w) => w !== 'rss100' && w !== 'ne
   .every((w) => new Set(peerResults.filter((r) => r.workload === w && !r.error).map((r) => JSON.stringify(r.answer))).size === 1);
 
 // ---- over MCP stdio ----------------------------------------------------------------------------------
-async function mcpLatencies(command, args, tool) {
+/** An SDK client on a server over stdio: `call()` times one no-op call (µs). */
+async function sdkClient(command, args, tool) {
   const client = new Client({ name: 'bench', version: '0' });
   await client.connect(new StdioClientTransport({ command, args, cwd: root, stderr: 'ignore' }));
-  for (let i = 0; i < 300; i++) await client.callTool({ name: tool, arguments: {} });
-  const lat = [];
-  for (let i = 0; i < 2000; i++) {
+  const call = async () => {
     const t = performance.now();
     await client.callTool({ name: tool, arguments: {} });
-    lat.push((performance.now() - t) * 1000);
+    return (performance.now() - t) * 1000;
+  };
+  return { call, close: () => client.close() };
+}
+
+/** kiln and its peer, both connected, measured in alternating rounds of 200 calls (10 rounds each, after 300
+ *  warm-up calls each), so that the machine's noise falls on both alike. */
+async function interleaved(kiln, peer) {
+  const lat = { kiln: [], peer: [] };
+  for (const [s] of [[kiln], [peer]]) for (let i = 0; i < 300; i++) await s.call();
+  for (let round = 0; round < 10; round++) {
+    for (const [name, s] of [['kiln', kiln], ['peer', peer]]) for (let i = 0; i < 200; i++) lat[name].push(await s.call());
   }
-  await client.close();
+  await kiln.close();
+  await peer.close();
   return lat;
 }
 /** A `kiln mcp` (or any) server driven with no SDK on the client side: JSON-RPC lines written and read by hand. */
@@ -179,25 +190,24 @@ async function rawServer(args, command = [kiln, 'mcp']) {
   return { callIn, rss, close: () => child.stdin.end() };
 }
 
-async function rawLatencies(srv, tool) {
-  for (let i = 0; i < 300; i++) await srv.callIn('default', tool);
-  const lat = [];
-  for (let i = 0; i < 2000; i++) {
+/** A raw server's `call()`: one no-op call in session "default", timed (µs). */
+function rawCaller(srv, tool) {
+  const call = async () => {
     const t = performance.now();
     await srv.callIn('default', tool);
-    lat.push((performance.now() - t) * 1000);
-  }
-  srv.close();
-  return lat;
+    return (performance.now() - t) * 1000;
+  };
+  return { call, close: async () => srv.close() };
 }
-const kilnLat = await mcpLatencies(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop');
-const kilnRaw = await rawLatencies(await rawServer([artifactFile]), 'hello.noop');
-const sdkRaw = await rawLatencies(await rawServer([], [join(here, 'peers/mcp-noop-server.mjs')]), 'noop');
-const sdkLat = await mcpLatencies(process.execPath, [join(here, 'peers/mcp-noop-server.mjs')], 'noop');
-row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 300 µs',
-  `bare MCP SDK server ${fmtUs(median(sdkLat))}; kiln p99 ${fmtUs(pct(kilnLat, 0.99))}`);
-row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 300 µs',
-  `bare MCP SDK server ${fmtUs(median(sdkRaw))}; kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}`);
+const peerServer = join(here, 'peers/mcp-noop-server.mjs');
+const raw = await interleaved(rawCaller(await rawServer([artifactFile]), 'hello.noop'), rawCaller(await rawServer([], [peerServer]), 'noop'));
+const viaSdk = await interleaved(await sdkClient(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop'), await sdkClient(process.execPath, [peerServer], 'noop'));
+const [kilnRaw, sdkRaw, kilnLat, sdkLat] = [raw.kiln, raw.peer, viaSdk.kiln, viaSdk.peer];
+const times = (a, b) => `${(median(a) / median(b)).toFixed(2)}×`;
+row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 2× bare SDK server',
+  `${times(kilnLat, sdkLat)} the bare MCP SDK server's ${fmtUs(median(sdkLat))} (interleaved); kiln p99 ${fmtUs(pct(kilnLat, 0.99))}, SDK p99 ${fmtUs(pct(sdkLat, 0.99))}`);
+row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 2× bare SDK server',
+  `${times(kilnRaw, sdkRaw)} the bare MCP SDK server's ${fmtUs(median(sdkRaw))} (interleaved); kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}, SDK p99 ${fmtUs(pct(sdkRaw, 0.99))}`);
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
 {
