@@ -9,6 +9,7 @@
   'use strict';
   const config = {}; // filled by configure() at load
   const tools = new Map(); // name -> { manifest, handler }
+  const browserTools = new Set(); // names of tools that declare allow.browser (their ctx has page and context)
   const steps = []; // BDD registrations, recorded for the bdd host
   const pending = new Map(); // op id -> { inv, resolve, reject }
   let current = 0; // the invocation whose code is running now (0: top level)
@@ -168,6 +169,7 @@
     // must fail the build, not be dropped silently.
     for (const k of Object.keys(manifest)) if (!(k in m) && k !== 'handler') m[k] = true;
     tools.set(name, { manifest: m, handler: h });
+    if (Array.isArray(m.allow.browser) && m.allow.browser.length > 0) browserTools.add(name);
   }
   define('defineTool', defineTool);
 
@@ -187,10 +189,46 @@
     define(k, () => {});
 
   // ---- the handler context -----------------------------------------------------------------------
-  function browserHandle(inv, target) {
-    return new Proxy({}, {
-      get: (_t, method) => (typeof method !== 'string' || method === 'then' ? undefined :
-        (...args) => hostCall(native.browserCall, inv, { target, method, args })),
+  // page, context and locators: every method is one browser.call op, checked on the host. The guest holds page
+  // ids the host issued and locator chains it replays; no host object crosses.
+  const PAGE_METHODS = ['goto', 'url', 'title', 'content', 'setContent', 'click', 'dblclick', 'fill', 'type', 'press',
+    'check', 'uncheck', 'selectOption', 'hover', 'focus', 'waitForSelector', 'waitForURL', 'waitForLoadState',
+    'waitForTimeout', 'textContent', 'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked',
+    'setViewportSize', 'goBack', 'reload'];
+  const LOCATOR_STEPS = ['locator', 'getByRole', 'getByText', 'getByLabel', 'getByTestId', 'getByPlaceholder'];
+  const LOCATOR_METHODS = ['click', 'dblclick', 'fill', 'type', 'press', 'check', 'uncheck', 'selectOption', 'hover',
+    'focus', 'textContent', 'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'count',
+    'allTextContents', 'waitFor'];
+  const jsonArgs = (args) => JSON.parse(JSON.stringify(args, (_k, v) => (v instanceof RegExp ? String(v) : v)) ?? '[]');
+  function makeLocator(inv, page, chain) {
+    const call = (method, args) => hostCall(native.browserCall, inv, { target: 'locator', page, chain, method, args: jsonArgs(args) });
+    const loc = {};
+    for (const m of LOCATOR_METHODS) loc[m] = (...args) => call(m, args);
+    for (const s of LOCATOR_STEPS) loc[s] = (...args) => makeLocator(inv, page, [...chain, [s, ...jsonArgs(args)]]);
+    loc.nth = (i) => makeLocator(inv, page, [...chain, ['nth', Number(i)]]);
+    loc.first = () => makeLocator(inv, page, [...chain, ['first']]);
+    loc.last = () => makeLocator(inv, page, [...chain, ['last']]);
+    loc.all = async () => { const n = await call('count', []); return Array.from({ length: n }, (_, i) => loc.nth(i)); };
+    return Object.freeze(loc);
+  }
+  function makePage(inv, page) {
+    const call = (method, args) => hostCall(native.browserCall, inv, { target: 'page', page, method, args });
+    const p = {};
+    for (const m of PAGE_METHODS) p[m] = (...args) => call(m, jsonArgs(args));
+    for (const s of LOCATOR_STEPS) p[s] = (...args) => makeLocator(inv, page, [[s, ...jsonArgs(args)]]);
+    // A function runs in the page with one JSON argument; its JSON-serialisable result comes back.
+    p.evaluate = (fn, arg) => call('evaluate', typeof fn === 'function' ? [String(fn), true, arg === undefined ? null : arg] : [String(fn), false, null]);
+    p.screenshot = async (options) => new Uint8Array(await call('screenshot', [options === undefined ? {} : jsonArgs([options])[0]]));
+    return Object.freeze(p);
+  }
+  function makeContext(inv) {
+    const call = (method, args) => hostCall(native.browserCall, inv, { target: 'context', method, args: jsonArgs(args) });
+    return Object.freeze({
+      cookies: (...a) => call('cookies', a),
+      addCookies: (...a) => call('addCookies', a),
+      clearCookies: () => call('clearCookies', []),
+      newPage: async () => makePage(inv, await call('newPage', [])),
+      pages: async () => (await call('pages', [])).map((id) => makePage(inv, id)),
     });
   }
 
@@ -198,8 +236,8 @@
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
   // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
   class HandlerContext {
-    #inv; #commands; #request; #page; #context; #progress; #signal;
-    constructor(inv, args) { this.#inv = inv; this.args = args; }
+    #inv; #commands; #request; #page; #context; #progress; #signal; #allowBrowser;
+    constructor(inv, args, allowBrowser) { this.#inv = inv; this.args = args; this.#allowBrowser = allowBrowser; }
     get commands() {
       const inv = this.#inv;
       return (this.#commands ??= Object.freeze({
@@ -232,8 +270,10 @@
       }
       return (this.#signal = c.signal);
     }
-    get page() { return config.browser ? (this.#page ??= browserHandle(this.#inv, 'page')) : undefined; }
-    get context() { return config.browser ? (this.#context ??= browserHandle(this.#inv, 'context')) : undefined; }
+    get page() { return this.#browser() ? (this.#page ??= makePage(this.#inv, 0)) : undefined; }
+    get context() { return this.#browser() ? (this.#context ??= makeContext(this.#inv)) : undefined; }
+    /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
+    #browser() { return config.browser === true && this.#allowBrowser; }
   }
 
   // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
@@ -317,7 +357,7 @@
       try { args = JSON.parse(argsJson); } catch (e) { finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
-        result = tool.handler(new HandlerContext(inv, args));
+        result = tool.handler(new HandlerContext(inv, args, browserTools.has(name)));
       } catch (e) {
         finish(inv, false, errorText(e));
         return;

@@ -31,6 +31,11 @@
 //   maxSessions = 1024          # sessions held; past it the least recently used idle one is closed
 //   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
 //
+//   [browser]                   # the browser tools declaring allow.browser drive (Playwright + Debian's chromium)
+//   enabled = true              # false: no tool gets page/context, whatever it declares
+//   executablePath = "/usr/bin/chromium"
+//   headless = true
+//
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
@@ -41,7 +46,7 @@ import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
-import { DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
+import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
   /** Absolute paths of the files and directories to load. */
@@ -74,7 +79,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -85,8 +90,26 @@ export function readConfig(file: string): KilnConfig {
       allowEnv: readAllowEnv(file, doc.scripting),
       limits: readLimits(file, doc.limits),
       sessions: readSessions(file, doc.sessions),
+      browser: readBrowser(file, doc.browser),
     },
     http: readHttp(file, doc.http),
+  };
+}
+
+function readBrowser(file: string, v: unknown): BrowserSettings {
+  if (v === undefined) return DEFAULT_BROWSER;
+  if (!isTable(v)) throw new ConfigError(`${file}: [browser] must be a table`);
+  for (const k of Object.keys(v)) {
+    if (!['enabled', 'executablePath', 'headless'].includes(k)) throw new ConfigError(`${file}: [browser] has an unknown key "${k}"`);
+  }
+  for (const k of ['enabled', 'headless']) {
+    if (v[k] !== undefined && typeof v[k] !== 'boolean') throw new ConfigError(`${file}: [browser] ${k} must be true or false`);
+  }
+  if (v.executablePath !== undefined && (typeof v.executablePath !== 'string' || !v.executablePath)) throw new ConfigError(`${file}: [browser] executablePath must be a path`);
+  return {
+    enabled: (v.enabled as boolean | undefined) ?? DEFAULT_BROWSER.enabled,
+    executablePath: v.executablePath === undefined ? DEFAULT_BROWSER.executablePath : resolve(dirname(file), v.executablePath as string),
+    headless: (v.headless as boolean | undefined) ?? DEFAULT_BROWSER.headless,
   };
 }
 

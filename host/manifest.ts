@@ -23,6 +23,8 @@ export interface CommandSpec {
 export interface Allow {
   commands: Record<string, CommandSpec>;
   net: string[];
+  /** Hosts the session's browser may load for this tool (allow.net's grammar); empty: no page, no context. */
+  browser: string[];
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -199,28 +201,33 @@ function checked(name: string, spec: CommandSpec): CommandSpec {
   return spec;
 }
 
+/** allow.net and allow.browser: host patterns, one grammar (capabilities/net.ts). */
+function parseHosts(tool: string, key: 'net' | 'browser', v: unknown): string[] {
+  const hosts = v ?? [];
+  if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string' && h.length > 0)) throw new ManifestError(`tool "${tool}": allow.${key} must be an array of host names`);
+  for (const entry of hosts) {
+    try {
+      parsePattern(entry);
+    } catch (e) {
+      if (e instanceof NetPatternError) throw new ManifestError(`tool "${tool}": allow.${key}: ${e.message}`);
+      throw e;
+    }
+  }
+  return hosts;
+}
+
 function parseAllow(tool: string, v: unknown): Allow {
-  if (v === undefined) return { commands: {}, net: [] };
+  if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net'])}`);
+    if (!['commands', 'exec', 'net', 'browser'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
   if (!isObject(cmds)) throw new ManifestError(`tool "${tool}": allow.commands must be an object of name → command`);
   const commands: Record<string, CommandSpec> = {};
   for (const [name, spec] of Object.entries(cmds)) commands[name] = parseCommand(tool, name, spec);
-  const net = v.net ?? [];
-  if (!Array.isArray(net) || !net.every((h) => typeof h === 'string' && h.length > 0)) throw new ManifestError(`tool "${tool}": allow.net must be an array of host names`);
-  for (const entry of net) {
-    try {
-      parsePattern(entry);
-    } catch (e) {
-      if (e instanceof NetPatternError) throw new ManifestError(`tool "${tool}": allow.net: ${e.message}`);
-      throw e;
-    }
-  }
-  return { commands, net };
+  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser) };
 }
 
 function parseTool(v: unknown): ToolManifest {

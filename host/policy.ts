@@ -39,12 +39,24 @@ export interface OperatorPolicy {
   allowEnv: string[];
   limits: Limits;
   sessions: SessionSettings;
+  browser: BrowserSettings;
 }
+
+/** [browser]: the one browser of a server (capabilities/browser.ts). */
+export interface BrowserSettings {
+  /** false: no tool gets a page or a context, whatever it declares. */
+  enabled: boolean;
+  /** Debian's chromium by default; Playwright's own download is never used. */
+  executablePath: string;
+  headless: boolean;
+}
+
+export const DEFAULT_BROWSER: BrowserSettings = { enabled: true, executablePath: '/usr/bin/chromium', headless: true };
 
 export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024, totalMemoryBytes: 4 * 1024 * 1024 * 1024 };
 
 export const DEFAULT_POLICY: OperatorPolicy = {
-  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS,
+  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {

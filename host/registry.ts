@@ -259,6 +259,7 @@ export class Registry {
         ceiling: this.policy.commands,
         processes: session.processes,
         http: session.httpFor(ext),
+        browser: session.browserFor(ext),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
       }),

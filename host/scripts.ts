@@ -13,7 +13,7 @@ import type { ToolManifest } from './manifest.js';
 import type { LoadedExtension, Registry } from './registry.js';
 import type { Session } from './session.js';
 
-export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [] } };
+export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [], browser: [] } };
 
 /** Log lines a script's result keeps (the result is also bounded by [limits] maxResultBytes). */
 export const MAX_SCRIPT_LOGS = 1000;

@@ -1,5 +1,6 @@
 // A session: one guest instance per extension, created on first use, plus the session's `vars` store and
 // persistent processes. Those belong to the session, not to an instance, so they survive a guest reset.
+import type { Browsers, SessionBrowser } from './capabilities/browser.js';
 import { HttpSession } from './capabilities/http.js';
 import { ProcessTable } from './capabilities/processes.js';
 import { GuestInstance, type Invocation, type OpExtras, type OpKind } from './engine/instance.js';
@@ -42,7 +43,19 @@ export class Session {
     private readonly policy: OperatorPolicy = DEFAULT_POLICY,
     private readonly pool: WorkerPool = new WorkerPool(engine, 1),
     private readonly budget: MemoryBudget = new MemoryBudget(Infinity),
+    private readonly browsers?: Browsers,
   ) {}
+
+  /** Each extension's browser context in this session (allow.browser), keyed by ext.file: like cookies of
+   *  fetch, a context is never shared between extensions (the unit of trust). */
+  private readonly browserByExt = new Map<string, SessionBrowser>();
+
+  browserFor(ext: LoadedExtension): SessionBrowser | undefined {
+    if (!this.browsers) return undefined;
+    let b = this.browserByExt.get(ext.file);
+    if (!b) this.browserByExt.set(ext.file, (b = this.browsers.forSession(this.name, () => this.discard(ext, 'its browser restarted'))));
+    return b;
+  }
 
   /** What each live guest reserved of the server's memory budget, by extension (given back on discard). */
   private readonly reservations = new Map<LoadedExtension, () => void>();
@@ -166,6 +179,8 @@ export class Session {
     this.leaveWorker();
     this.processes.killAll();
     for (const h of this.httpByExt.values()) h.close();
+    for (const b of this.browserByExt.values()) void b.close();
+    this.browserByExt.clear();
     this.httpByExt.clear();
     this.varsByExt.clear();
   }
@@ -181,6 +196,7 @@ export class Session {
       pid: process.pid,
       env: guestEnv(this.policy),
       memoryLimit: memory,
+      browser: this.browsers?.enabled === true, // without it no tool sees page or context (the host refuses anyway)
       moduleUrl: `file:///${ext.artifact.manifest.source.name}`,
     };
     const runLimit = this.policy.limits.timeoutMs;

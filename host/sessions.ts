@@ -16,6 +16,7 @@ import { CancelledError, KilnError } from './errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
+import { Browsers } from './capabilities/browser.js';
 import { Session } from './session.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
@@ -64,7 +65,11 @@ export class Sessions {
     this.pool = new WorkerPool(engine);
     if (settings.isolation === 'worker') this.pool.warm();
     this.budget = new MemoryBudget(policy.limits.totalMemoryBytes, (bytes) => this.reclaimMemory(bytes));
+    this.browsers = new Browsers(policy.browser);
   }
+
+  /** The server's browser (launched when a tool first uses `page` or `context`). */
+  readonly browsers: Browsers;
 
   /** The server's ceiling on guest memory (memory-budget.ts). */
   readonly budget: MemoryBudget;
@@ -92,7 +97,7 @@ export class Sessions {
     let e = this.entries.get(name);
     if (!e) {
       this.makeRoom();
-      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget);
+      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget, this.browsers);
       e = { session, lastUsed: Date.now(), busy: 0, queues: new Map(), running: 0 };
       this.entries.set(name, e);
     }
@@ -154,6 +159,7 @@ export class Sessions {
     clearInterval(this.sweeper);
     for (const name of [...this.entries.keys()]) this.close(name);
     this.pool.closeAll();
+    void this.browsers.close();
   }
 
   /** Discard every session's guests (their extensions were reloaded); vars, processes and cookies stay. */

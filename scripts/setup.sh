@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc and
-# the wasm32 compiler runtime; the npm packages (npm ci); the compiled host; the process reaper; the engine build;
+# Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc,
+# the wasm32 compiler runtime and chromium; the npm packages (npm ci); the compiled host; the process reaper; the engine build;
 # the Python environment build/py (scripts/setup-python.sh). `npm test`, `npm run demo` and `npm run bench` run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v wasm-ld >/dev/null 2>&1 || need+=(lld)
 [ -f /usr/include/wasm32-wasi/stdlib.h ] || need+=(wasi-libc)
 compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a' >/dev/null || need+=(libclang-rt-14-dev-wasm32)
+# The browser extensions drive (allow.browser), through playwright-core: Debian's, never Playwright's download.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[setup] installing Debian packages: ${need[*]}" >&2
   sudo=""

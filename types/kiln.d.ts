@@ -25,6 +25,8 @@ interface KilnAllow {
   exec?: Record<string, KilnCommand>;
   /** Hosts (api.box.com), wildcard suffixes (*.box.com), optionally :port. Absent or empty: no network. */
   net?: string[];
+  /** Hosts the session's browser may load for this tool (net's grammar). Absent or empty: no page, no context. */
+  browser?: string[];
 }
 
 interface KilnToolManifest<A = any> {
@@ -99,8 +101,9 @@ interface KilnContext<A = any> {
   args: A;
   commands: KilnCommands;
   request: KilnRequest;
-  page: any | undefined;
-  context: any | undefined;
+  /** The session's browser page, when the tool declares allow.browser; undefined otherwise. */
+  page: KilnPage | undefined;
+  context: KilnBrowserContext | undefined;
   /** Report progress to the caller: MCP `notifications/progress` when the client asked for it (a progressToken),
    *  at most one per 100 ms (the newest wins); `progress` must grow. Without a listener it does nothing. */
   progress(progress: number, total?: number, message?: string): void;
@@ -176,4 +179,82 @@ declare global {
 
   /** QuickJS's own error class (for example "InternalError: stack overflow"). */
   class InternalError extends Error {}
+}
+
+/** A chain of locator steps, replayed by the host on every call (allow.browser). */
+interface KilnLocator {
+  locator(selector: string): KilnLocator;
+  getByRole(role: string, options?: { name?: string; exact?: boolean }): KilnLocator;
+  getByText(text: string, options?: { exact?: boolean }): KilnLocator;
+  getByLabel(text: string, options?: { exact?: boolean }): KilnLocator;
+  getByTestId(id: string): KilnLocator;
+  getByPlaceholder(text: string, options?: { exact?: boolean }): KilnLocator;
+  nth(index: number): KilnLocator;
+  first(): KilnLocator;
+  last(): KilnLocator;
+  all(): Promise<KilnLocator[]>;
+  click(options?: object): Promise<void>;
+  dblclick(options?: object): Promise<void>;
+  fill(value: string, options?: object): Promise<void>;
+  type(text: string, options?: object): Promise<void>;
+  press(key: string, options?: object): Promise<void>;
+  check(options?: object): Promise<void>;
+  uncheck(options?: object): Promise<void>;
+  selectOption(values: string | string[], options?: object): Promise<string[]>;
+  hover(options?: object): Promise<void>;
+  focus(options?: object): Promise<void>;
+  textContent(options?: object): Promise<string | null>;
+  innerText(options?: object): Promise<string>;
+  innerHTML(options?: object): Promise<string>;
+  getAttribute(name: string, options?: object): Promise<string | null>;
+  inputValue(options?: object): Promise<string>;
+  isVisible(options?: object): Promise<boolean>;
+  isChecked(options?: object): Promise<boolean>;
+  count(): Promise<number>;
+  allTextContents(): Promise<string[]>;
+  waitFor(options?: { state?: 'attached' | 'detached' | 'visible' | 'hidden'; timeout?: number }): Promise<void>;
+}
+
+/** The session's page (allow.browser): every method is one host call, checked against the tool's manifest. */
+interface KilnPage extends Omit<KilnLocator, 'nth' | 'first' | 'last' | 'all' | 'count' | 'allTextContents' | 'waitFor' | 'click' | 'dblclick' | 'fill' | 'type' | 'press' | 'check' | 'uncheck' | 'selectOption' | 'hover' | 'focus' | 'textContent' | 'innerText' | 'innerHTML' | 'getAttribute' | 'inputValue' | 'isVisible' | 'isChecked'> {
+  goto(url: string, options?: { timeout?: number; waitUntil?: 'load' | 'domcontentloaded' | 'networkidle' | 'commit' }): Promise<{ status: number; url: string } | null>;
+  url(): Promise<string>;
+  title(): Promise<string>;
+  content(): Promise<string>;
+  setContent(html: string, options?: object): Promise<void>;
+  click(selector: string, options?: object): Promise<void>;
+  dblclick(selector: string, options?: object): Promise<void>;
+  fill(selector: string, value: string, options?: object): Promise<void>;
+  type(selector: string, text: string, options?: object): Promise<void>;
+  press(selector: string, key: string, options?: object): Promise<void>;
+  check(selector: string, options?: object): Promise<void>;
+  uncheck(selector: string, options?: object): Promise<void>;
+  selectOption(selector: string, values: string | string[], options?: object): Promise<string[]>;
+  hover(selector: string, options?: object): Promise<void>;
+  focus(selector: string, options?: object): Promise<void>;
+  waitForSelector(selector: string, options?: object): Promise<null>;
+  waitForURL(url: string, options?: object): Promise<void>;
+  waitForLoadState(state?: 'load' | 'domcontentloaded' | 'networkidle', options?: object): Promise<void>;
+  waitForTimeout(ms: number): Promise<void>;
+  textContent(selector: string, options?: object): Promise<string | null>;
+  innerText(selector: string, options?: object): Promise<string>;
+  innerHTML(selector: string, options?: object): Promise<string>;
+  getAttribute(selector: string, name: string, options?: object): Promise<string | null>;
+  inputValue(selector: string, options?: object): Promise<string>;
+  isVisible(selector: string, options?: object): Promise<boolean>;
+  isChecked(selector: string, options?: object): Promise<boolean>;
+  /** A function runs in the page with one JSON-serialisable argument (its source is sent); a string is evaluated. */
+  evaluate<R = unknown, A = unknown>(fn: string | ((arg: A) => R | Promise<R>), arg?: A): Promise<R>;
+  screenshot(options?: { fullPage?: boolean; type?: 'png' | 'jpeg'; quality?: number; omitBackground?: boolean }): Promise<Uint8Array>;
+  setViewportSize(size: { width: number; height: number }): Promise<void>;
+  goBack(options?: object): Promise<unknown>;
+  reload(options?: object): Promise<unknown>;
+}
+
+interface KilnBrowserContext {
+  cookies(urls?: string[]): Promise<{ name: string; value: string; domain: string; path: string; expires: number; httpOnly: boolean; secure: boolean; sameSite: string }[]>;
+  addCookies(cookies: { name: string; value: string; url?: string; domain?: string; path?: string }[]): Promise<void>;
+  clearCookies(): Promise<void>;
+  newPage(): Promise<KilnPage>;
+  pages(): Promise<KilnPage[]>;
 }

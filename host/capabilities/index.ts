@@ -3,6 +3,7 @@ import { KilnError } from '../errors.js';
 import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
+import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import type { HttpSession } from './http.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
@@ -21,6 +22,8 @@ export interface CapabilityContext {
   ceiling: CommandCeiling;
   processes: ProcessTable;
   http: HttpSession;
+  /** The extension's browser context in this session (allow.browser); none for scripts. */
+  browser?: SessionBrowser;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
 }
@@ -52,7 +55,8 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
-      throw new UnavailableError('page/context: no browser is configured for this server');
+      if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
+      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal);
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);

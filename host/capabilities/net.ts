@@ -74,6 +74,12 @@ export function parsePattern(entry: string): HostPattern {
 
 const DEFAULT_PORT: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
+/** Whether `host` (normalised) on `port` matches one of `entries` (allow.net / allow.browser entries). */
+export function hostAllowed(entries: string[], host: string, port: number): boolean {
+  const h = normaliseHost(host);
+  return entries.some((e) => matches(parsePattern(e), h, port));
+}
+
 function matches(p: HostPattern, host: string, port: number): boolean {
   if (p.port !== undefined && p.port !== port) return false;
   if (host === p.host) return true;

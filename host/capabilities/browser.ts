@@ -1,0 +1,256 @@
+// `page` and `context` (allow.browser): one Chromium per server, launched on first use through playwright-core,
+// one BrowserContext per session, closed with it. The guest holds only numbers the host issued: page ids of
+// its own session's context. Every guest call is one `browser.call` op, checked here: the tool must declare
+// allow.browser, the method must be on the lists below, and every request the context makes goes through the
+// session's BrowserGate (browser-gate.ts).
+//
+// Invariants:
+//  - No Playwright object crosses the boundary: requests carry method names, JSON arguments, page ids and
+//    locator chains (lists of [step, ...args]) that are rebuilt here on every call.
+//  - A session's context is created with its own gate and no storage of another session's; pages of one
+//    session cannot be named by another (ids are looked up in the session's own table).
+//  - A browser that crashes or is killed is dropped; the next call launches a new one (`onCrash` lets the
+//    sessions that had a context reset their guests' globals, vars kept).
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { KilnError, PermissionError } from '../errors.js';
+import type { BrowserSettings } from '../policy.js';
+import { BrowserGate, browserUrlAllowed, hostOf } from './browser-gate.js';
+
+/** Page methods a guest may call, with plain JSON arguments. */
+const PAGE_METHODS = new Set([
+  'url', 'title', 'content', 'setContent', 'click', 'dblclick', 'fill', 'type', 'press', 'check', 'uncheck', 'selectOption',
+  'hover', 'focus', 'waitForSelector', 'waitForURL', 'waitForLoadState', 'waitForTimeout', 'textContent', 'innerText',
+  'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'setViewportSize', 'goBack', 'reload',
+]);
+/** Steps of a locator chain, and what a chain may end with. */
+const LOCATOR_STEPS = new Set(['locator', 'getByRole', 'getByText', 'getByLabel', 'getByTestId', 'getByPlaceholder', 'nth', 'first', 'last']);
+const LOCATOR_METHODS = new Set([
+  'click', 'dblclick', 'fill', 'type', 'press', 'check', 'uncheck', 'selectOption', 'hover', 'focus', 'textContent',
+  'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'count', 'allTextContents', 'waitFor',
+]);
+const MAX_CHAIN = 32;
+const MAX_PAGES = 16;
+
+export interface BrowserRequest {
+  target: 'page' | 'context' | 'locator';
+  method: string;
+  args: unknown[];
+  /** Which of the session's pages (0: its first page, made on first use). */
+  page?: number;
+  chain?: [string, ...unknown[]][];
+}
+
+/** The server's browser: launched lazily, relaunched after it dies. */
+export class Browsers {
+  private browser: Promise<Browser> | undefined;
+  private readonly sessions = new Set<SessionBrowser>();
+
+  constructor(private readonly settings: BrowserSettings) {}
+
+  get enabled(): boolean {
+    return this.settings.enabled;
+  }
+
+  async launch(): Promise<Browser> {
+    this.browser ??= (async () => {
+      const { chromium } = await import('playwright-core');
+      const args = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+      if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses to run its sandbox as root
+      const b = await chromium.launch({ executablePath: this.settings.executablePath, headless: this.settings.headless, args });
+      b.on('disconnected', () => this.crashed(b));
+      return b;
+    })().catch((e) => {
+      this.browser = undefined;
+      throw new KilnError(`the browser could not be started (${this.settings.executablePath}; [browser] executablePath in kiln.toml): ${(e as Error).message.split('\n')[0]}`);
+    });
+    return this.browser;
+  }
+
+  private crashed(b: Browser): void {
+    void this.browser?.then((current) => {
+      if (current !== b) return;
+      this.browser = undefined;
+      for (const s of this.sessions) s.crashed();
+    });
+  }
+
+  /** One extension's browser state in one session (its context is made on first use). `onCrash`: the browser
+   *  died while this context was open (the session resets that extension's guest, vars kept). */
+  forSession(name: string, onCrash: () => void): SessionBrowser {
+    const s = new SessionBrowser(name, this, () => this.sessions.delete(s), onCrash);
+    this.sessions.add(s);
+    return s;
+  }
+
+  async close(): Promise<void> {
+    const b = this.browser;
+    this.browser = undefined;
+    for (const s of this.sessions) s.lost();
+    if (b) await (await b.catch(() => undefined))?.close().catch(() => {});
+  }
+}
+
+export class SessionBrowser {
+  private context: Promise<{ context: BrowserContext; gate: BrowserGate }> | undefined;
+  private pages = new Map<number, Page>();
+  private nextPage = 1;
+
+  constructor(
+    readonly session: string, private readonly browsers: Browsers, private readonly forget: () => void, private readonly onCrash: () => void,
+  ) {}
+
+  /** The browser died: if this context was open, the guest that drove it starts afresh (see Browsers). */
+  crashed(): void {
+    const had = this.context !== undefined;
+    this.lost();
+    if (had) this.onCrash();
+  }
+
+  /** The browser went away: this session starts with a new context next time. */
+  lost(): void {
+    const c = this.context;
+    this.context = undefined;
+    this.pages.clear();
+    void c?.then(({ gate }) => gate.close(), () => {});
+  }
+
+  async close(): Promise<void> {
+    const c = this.context;
+    this.lost();
+    this.forget();
+    await c?.then(({ context }) => context.close(), () => {}).catch(() => {});
+  }
+
+  private async open(): Promise<{ context: BrowserContext; gate: BrowserGate }> {
+    this.context ??= (async () => {
+      const browser = await this.browsers.launch();
+      const gate = new BrowserGate();
+      const port = await gate.ready;
+      // Every request through the gate, loopback too (Chromium bypasses a proxy for loopback unless told not to).
+      const context = await browser.newContext({ serviceWorkers: 'block', proxy: { server: `http://127.0.0.1:${port}`, bypass: '<-loopback>' } });
+      context.on('close', () => gate.close());
+      return { context, gate };
+    })();
+    try {
+      return await this.context;
+    } catch (e) {
+      this.context = undefined;
+      throw e;
+    }
+  }
+
+  private async page(id: number): Promise<Page> {
+    const { context } = await this.open();
+    if (id === 0 && !this.pages.has(0)) {
+      const p = await context.newPage();
+      this.pages.set(0, p);
+      p.on('dialog', (d) => void d.dismiss().catch(() => {}));
+    }
+    const page = this.pages.get(id);
+    if (!page || page.isClosed()) throw new KilnError(`page ${id} is not open in this session`);
+    return page;
+  }
+
+  /** One guest call, on behalf of `tool` (whose allow.browser is `entries`). */
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal): Promise<unknown> {
+    if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
+    if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
+    signal.throwIfAborted();
+    const { gate } = await this.open();
+    const release = gate.drive(entries);
+    try {
+      return await this.perform(tool, entries, request, gate);
+    } catch (e) {
+      throw asKilnError(e);
+    } finally {
+      release();
+    }
+  }
+
+  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate): Promise<unknown> {
+    const args = Array.isArray(r.args) ? r.args : [];
+    if (r.target === 'context') return this.contextCall(r.method, args);
+    const page = await this.page(typeof r.page === 'number' ? r.page : 0);
+    if (r.target === 'locator') return this.locatorCall(page, r.chain ?? [], r.method, args);
+    switch (r.method) {
+      case 'goto': {
+        const url = String(args[0]);
+        if (!browserUrlAllowed(url, entries)) throw refusal(tool, hostOf(url), entries);
+        const before = gate.refused.length;
+        const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
+        // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
+        if (!browserUrlAllowed(page.url(), entries) || (response?.status() === 403 && gate.refused.length > before)) {
+          throw refusal(tool, gate.refused[gate.refused.length - 1] ?? hostOf(page.url()), entries);
+        }
+        return response ? { status: response.status(), url: response.url() } : null;
+      }
+      case 'evaluate': {
+        // [source, isFunction, arg]: a function's source is called with the argument, in the page.
+        const [source, isFunction, arg] = args;
+        if (typeof source !== 'string') throw new KilnError('page.evaluate needs a function or a string');
+        const value = isFunction ? await page.evaluate(`(${source})(${JSON.stringify(arg ?? null)})`) : await page.evaluate(source);
+        return value === undefined ? null : value;
+      }
+      case 'screenshot': {
+        const o = isObject(args[0]) ? pick(args[0], ['fullPage', 'type', 'quality', 'omitBackground']) : {};
+        return new Uint8Array(await page.screenshot(o));
+      }
+      default: {
+        if (!PAGE_METHODS.has(r.method)) throw new KilnError(`page.${String(r.method).slice(0, 64)} is not available to extensions`);
+        const fn = (page as unknown as Record<string, (...a: unknown[]) => unknown>)[r.method];
+        const value = await fn.apply(page, args);
+        return value === undefined ? null : value;
+      }
+    }
+  }
+
+  private async contextCall(method: string, args: unknown[]): Promise<unknown> {
+    const { context } = await this.open();
+    switch (method) {
+      case 'cookies': return context.cookies(args[0] as string[] | undefined);
+      case 'addCookies': await context.addCookies(args[0] as Parameters<BrowserContext['addCookies']>[0]); return null;
+      case 'clearCookies': await context.clearCookies(); return null;
+      case 'newPage': {
+        if (this.pages.size >= MAX_PAGES) throw new KilnError(`a session may have at most ${MAX_PAGES} pages open`);
+        const id = this.nextPage++;
+        this.pages.set(id, await context.newPage());
+        return id;
+      }
+      case 'pages': {
+        await this.page(0);
+        return [...this.pages].filter(([, p]) => !p.isClosed()).map(([id]) => id);
+      }
+      default: throw new KilnError(`context.${String(method).slice(0, 64)} is not available to extensions`);
+    }
+  }
+
+  private async locatorCall(page: Page, chain: [string, ...unknown[]][], method: string, args: unknown[]): Promise<unknown> {
+    if (!Array.isArray(chain) || chain.length === 0 || chain.length > MAX_CHAIN) throw new KilnError(`a locator chain has 1 to ${MAX_CHAIN} steps`);
+    let loc: Page | Locator = page;
+    for (const step of chain) {
+      const [name, ...a] = Array.isArray(step) ? step : [];
+      if (typeof name !== 'string' || !LOCATOR_STEPS.has(name)) throw new KilnError(`locator step ${JSON.stringify(name)?.slice(0, 64)} is not available`);
+      if ((name === 'first' || name === 'last' || name === 'nth') && loc === page) throw new KilnError(`${name}() needs a locator before it`);
+      loc = (loc as unknown as Record<string, (...x: unknown[]) => Locator>)[name](...a);
+    }
+    if (!LOCATOR_METHODS.has(method)) throw new KilnError(`locator.${String(method).slice(0, 64)} is not available to extensions`);
+    const value = await (loc as unknown as Record<string, (...x: unknown[]) => unknown>)[method](...args);
+    return value === undefined ? null : value;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+
+function refusal(tool: string, host: string, entries: string[]): PermissionError {
+  return new PermissionError(`tool "${tool}" may not load ${host} in its browser: it is not in allow.browser (${entries.join(', ')}); add "${host}" to allow.browser`);
+}
+
+/** Playwright's errors keep their meaning in the guest (a TimeoutError stays one); the message's first lines. */
+function asKilnError(e: unknown): KilnError {
+  if (e instanceof KilnError) return e;
+  const err = e as Error;
+  const k = new KilnError((err?.message ?? String(e)).split('\n').slice(0, 3).join(' ').slice(0, 1000));
+  k.name = err?.name === 'TimeoutError' ? 'TimeoutError' : 'BrowserError';
+  return k;
+}

@@ -1,0 +1,114 @@
+// allow.browser with real headless Chromium (Debian's, through playwright-core) against pages this test serves
+// on 127.0.0.1, driven over MCP by the real SDK client: a login form, locator chains, evaluate, a screenshot
+// returned as image content; the origin gate (navigation, redirect, iframe, image and the page's own fetch to
+// a host the tool did not declare, with the server's log proving nothing arrived); cookie isolation between
+// sessions; and a tool without allow.browser seeing no page.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { call, mcp, tempDir } from './helpers.mjs';
+
+/** The test's site: every request is logged with the Host it was sent to. */
+async function site(t) {
+  const hits = [];
+  const srv = http.createServer((req, res) => {
+    hits.push(`${req.headers.host}${req.url}`);
+    const other = `http://localhost:${srv.address().port}`;
+    const html = (body) => { res.setHeader('content-type', 'text/html'); res.end(`<!doctype html><title>t</title>${body}`); };
+    switch (req.url.split('?')[0]) {
+      case '/login': return html(`<label>User <input id="user"></label><label>Password <input id="pass" type="password"></label>
+        <button id="go" onclick="document.querySelector('#out').textContent = 'welcome ' + document.querySelector('#user').value; document.cookie = 'sid=' + document.querySelector('#user').value">Go</button>
+        <ul><li data-testid="item">one</li><li data-testid="item">two</li><li data-testid="item">three</li></ul><p id="out"></p>`);
+      case '/redir': res.writeHead(302, { location: `${other}/secret` }); return res.end();
+      case '/frame': return html(`<iframe src="${other}/framed"></iframe><p>framed</p>`);
+      case '/img': return html(`<img src="${other}/pixel.png"><p>img</p>`);
+      case '/fetcher': return html(`<p id="r">…</p><script>fetch('${other}/api').then(() => 'reached', () => 'blocked').then((s) => { document.querySelector('#r').textContent = s; });</script>`);
+      default: return html('<p>hello</p>');
+    }
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => srv.close());
+  return { port: srv.address().port, hits };
+}
+
+const SOURCE = (port) => `
+const base = 'http://127.0.0.1:${port}';
+const browser = ['127.0.0.1:${port}'];
+defineTool({ name: 'b.login', exposeAsTool: true, allow: { browser }, handler: async ({ page, args }) => {
+  await page.goto(base + '/login');
+  await page.fill('#user', args.user);
+  await page.getByLabel('Password').fill('secret');
+  await page.getByRole('button', { name: 'Go' }).click();
+  return { out: await page.textContent('#out'), title: await page.title(), url: await page.url() };
+} });
+defineTool({ name: 'b.locators', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.goto(base + '/login');
+  const items = page.getByTestId('item');
+  const all = await items.all();
+  return { count: await items.count(), second: await items.nth(1).textContent(), first: await items.first().textContent(),
+    each: await Promise.all(all.map((l) => l.textContent())), chained: await page.locator('ul').locator('li').last().innerText() };
+} });
+defineTool({ name: 'b.eval', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.setContent('<p id="x">from setContent</p>');
+  return { doubled: await page.evaluate((n) => n * 2, 21), text: await page.evaluate('document.querySelector("#x").textContent') };
+} });
+defineTool({ name: 'b.shot', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.goto(base + '/login');
+  return page.screenshot();
+} });
+defineTool({ name: 'b.visit', exposeAsTool: true, allow: { browser }, handler: async ({ page, args }) => {
+  try { await page.goto(base + args.path); } catch (e) { return e.name + ': ' + e.message; }
+  await page.waitForTimeout(300);
+  return 'loaded: ' + await page.textContent('body');
+} });
+defineTool({ name: 'b.away', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  try { await page.goto('http://localhost:${port}/direct'); return 'reached'; } catch (e) { return e.name + ': ' + e.message; }
+} });
+defineTool({ name: 'b.cookies', exposeAsTool: true, allow: { browser }, handler: async ({ context }) => (await context.cookies()).map((c) => c.name + '=' + c.value) });
+defineTool({ name: 'b.none', exposeAsTool: true, handler: ({ page, context }) => [typeof page, typeof context] });
+`;
+
+async function setup(t) {
+  const s = await site(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'b.ts'), SOURCE(s.port));
+  const { client } = await mcp(t, [dir]);
+  return { ...s, client };
+}
+
+test('a page: a login form, locator chains, evaluate, setContent, and a screenshot as image content', { timeout: 120_000 }, async (t) => {
+  const { client, port } = await setup(t);
+  const login = await call(client, 'b.login', { user: 'ada' });
+  assert.equal(login.isError, false, login.text);
+  assert.deepEqual(login.json, { out: 'welcome ada', title: 't', url: `http://127.0.0.1:${port}/login` });
+  assert.deepEqual((await call(client, 'b.locators')).json, { count: 3, second: 'two', first: 'one', each: ['one', 'two', 'three'], chained: 'three' });
+  assert.deepEqual((await call(client, 'b.eval')).json, { doubled: 42, text: 'from setContent' });
+  const shot = await client.callTool({ name: 'b.shot', arguments: {} });
+  assert.equal(shot.isError, undefined, JSON.stringify(shot).slice(0, 300));
+  assert.equal(shot.content[0].type, 'image');
+  assert.equal(shot.content[0].mimeType, 'image/png');
+  assert.ok(Buffer.from(shot.content[0].data, 'base64').subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])));
+  assert.deepEqual((await call(client, 'b.none')).json, ['undefined', 'undefined'], 'a tool without allow.browser has no page');
+});
+
+test('the origin gate: navigation, redirect, iframe, image and page fetch to an undeclared host never arrive', { timeout: 120_000 }, async (t) => {
+  const { client, port, hits } = await setup(t);
+  const away = await call(client, 'b.away');
+  assert.match(away.text, new RegExp(`^PermissionError: tool "b.away" may not load localhost:${port} in its browser: it is not in allow.browser .*add "localhost:${port}" to allow.browser`));
+  const redirect = await call(client, 'b.visit', { path: '/redir' });
+  assert.match(redirect.text, new RegExp(`^PermissionError: .*may not load localhost:${port}`));
+  for (const path of ['/frame', '/img']) assert.match((await call(client, 'b.visit', { path })).text, /^loaded: /);
+  assert.match((await call(client, 'b.visit', { path: '/fetcher' })).text, /blocked/);
+  const leaked = hits.filter((h) => h.startsWith('localhost'));
+  assert.deepEqual(leaked, [], 'a refused host received requests');
+  assert.ok(hits.some((h) => h.endsWith('/redir')) && hits.some((h) => h.endsWith('/frame')), `the allowed pages were loaded: ${hits}`);
+});
+
+test("one session's context never sees another session's cookies", { timeout: 120_000 }, async (t) => {
+  const { client } = await setup(t);
+  assert.equal((await call(client, 'b.login', { user: 'alice' }, { session: 'a' })).isError, false);
+  assert.deepEqual((await call(client, 'b.cookies', {}, { session: 'a' })).json, ['sid=alice']);
+  assert.deepEqual((await call(client, 'b.cookies', {}, { session: 'b' })).json, []);
+});
