@@ -112,3 +112,16 @@ test("one session's context never sees another session's cookies", { timeout: 12
   assert.deepEqual((await call(client, 'b.cookies', {}, { session: 'a' })).json, ['sid=alice']);
   assert.deepEqual((await call(client, 'b.cookies', {}, { session: 'b' })).json, []);
 });
+
+test('browserUrlAllowed: allow.net\'s grammar; other spellings, userinfo tricks and other schemes are judged by the real host', async () => {
+  const { browserUrlAllowed } = await import('../dist/host/capabilities/browser-policy.js');
+  const entries = ['127.0.0.1:8080', '*.example.com'];
+  for (const ok of ['http://127.0.0.1:8080/x', 'ws://127.0.0.1:8080/s', 'https://a.example.com/', 'https://A.EXAMPLE.COM./', 'https://example.com/', 'about:blank', 'data:text/html,hi']) {
+    assert.equal(browserUrlAllowed(ok, entries), true, ok);
+  }
+  for (const no of ['http://127.0.0.1/x', 'http://127.0.0.1:8081/', 'http://localhost:8080/', 'http://127.0.0.1:8080@localhost:8080/',
+    'https://example.com.evil.net/', 'file:///etc/passwd', 'javascript:alert(1)', 'chrome://settings', 'not a url']) {
+    assert.equal(browserUrlAllowed(no, entries), false, no);
+  }
+  assert.equal(browserUrlAllowed('http://127.0.0.1:8080/', []), false, 'no entries: nothing');
+});

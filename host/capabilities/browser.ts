@@ -14,7 +14,8 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { KilnError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
-import { BrowserGate, browserUrlAllowed, hostOf } from './browser-gate.js';
+import type { BrowserGate } from './browser-gate.js';
+import { browserUrlAllowed, hostOf } from './browser-policy.js';
 
 /** Page methods a guest may call, with plain JSON arguments. */
 const PAGE_METHODS = new Set([
@@ -124,6 +125,7 @@ export class SessionBrowser {
   private async open(): Promise<{ context: BrowserContext; gate: BrowserGate }> {
     this.context ??= (async () => {
       const browser = await this.browsers.launch();
+      const { BrowserGate } = await import('./browser-gate.js'); // node:http stays off the cold path of kiln run
       const gate = new BrowserGate();
       const port = await gate.ready;
       // Every request through the gate, loopback too (Chromium bypasses a proxy for loopback unless told not to).
