@@ -187,7 +187,7 @@ async function rawServer(args, command = [kiln, 'mcp']) {
   child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
   const callIn = (session, name) => request('tools/call', { name, arguments: {}, _meta: { session } });
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) * 1024;
-  return { callIn, rss, close: () => child.stdin.end() };
+  return { callIn, request, rss, close: () => child.stdin.end() };
 }
 
 /** A raw server's `call()`: one no-op call in session "default", timed (µs). */
@@ -244,6 +244,55 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   await spin;
   row('no-op call in another session while one spins (p50 / max)', `${fmtUs(median(during))} / ${fmtMs(Math.max(...during) / 1000)}`, '≤ 50 ms', 'the spinning session is stopped at its 2 s deadline');
   srv.close();
+}
+
+// ---- the browser (allow.browser): cold launch, and one page.click as an MCP call ---------------------------
+{
+  const { createServer } = await import('node:http');
+  const site = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<!doctype html><title>bench</title><button id="b" onclick="n.textContent = +n.textContent + 1">+</button><p id="n">0</p>');
+  });
+  await new Promise((r) => site.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${site.address().port}/`;
+  const browserArtifact = join(out, 'browser.wasm');
+  execFileSync(process.execPath, [kiln, 'build', join(here, 'browser.ts'), '-o', browserArtifact], { stdio: 'ignore' });
+  const colds = [];
+  let clicks = [];
+  for (let run = 0; run < 3; run++) {
+    const srv = await rawServer([browserArtifact]);
+    const t = performance.now();
+    const opened = await srv.request('tools/call', { name: 'bb.open', arguments: { url } });
+    colds.push(performance.now() - t);
+    if (opened.result?.isError) throw new Error(`bb.open failed: ${JSON.stringify(opened.result)}`);
+    if (run === 0) {
+      clicks = [];
+      for (let i = 0; i < 60; i++) {
+        const c = performance.now();
+        await srv.callIn('default', 'bb.click');
+        if (i >= 10) clicks.push((performance.now() - c) * 1000);
+      }
+    }
+    srv.close();
+  }
+  // Peer: the same click and read on playwright-core directly, in this process (no MCP, no guest): the floor.
+  const { chromium } = await import('playwright-core');
+  const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  const pg = await (await b.newContext()).newPage();
+  await pg.goto(url);
+  const direct = [];
+  for (let i = 0; i < 60; i++) {
+    const t = performance.now();
+    await pg.click('#b');
+    await pg.textContent('#n');
+    if (i >= 10) direct.push((performance.now() - t) * 1000);
+  }
+  await b.close();
+  site.close();
+  row('browser cold launch: first page.goto in a new server', fmtMs(median(colds)), '',
+    'launch + context (with its gate) + page + load, through MCP; median of 3 servers');
+  row('page.click + textContent as one MCP tool call (p50 / p99)', `${fmtUs(median(clicks))} / ${fmtUs(pct(clicks, 0.99))}`, '',
+    `playwright-core directly, same click and read: ${fmtUs(median(direct))}`);
 }
 
 // ---- the table -------------------------------------------------------------------------------------

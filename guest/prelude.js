@@ -218,6 +218,8 @@
     for (const s of LOCATOR_STEPS) p[s] = (...args) => makeLocator(inv, page, [[s, ...jsonArgs(args)]]);
     // A function runs in the page with one JSON argument; its JSON-serialisable result comes back.
     p.evaluate = (fn, arg) => call('evaluate', typeof fn === 'function' ? [String(fn), true, arg === undefined ? null : arg] : [String(fn), false, null]);
+    p.consoleMessages = () => call('consoleMessages', []);
+    p.dialogs = () => call('dialogs', []);
     p.screenshot = async (options) => new Uint8Array(await call('screenshot', [options === undefined ? {} : jsonArgs([options])[0]]));
     return Object.freeze(p);
   }

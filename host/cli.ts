@@ -133,6 +133,7 @@ async function inspect(argv: string[]): Promise<number> {
     lines.push(`    commands     ${cmds.length ? '' : '(none)'}`);
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
+    lines.push(`    browser      ${t.allow.browser.length ? t.allow.browser.join(', ') : '(none)'}`);
   }
   process.stdout.write(lines.map(printableLine).join('\n') + '\n');
   return 0;

@@ -32,7 +32,7 @@ async function show(name, args, meta) {
   const t0 = performance.now();
   const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
   const ms = (performance.now() - t0).toFixed(1);
-  let text = res.content.map((c) => c.text).join('\n');
+  let text = res.content.map((c) => (c.type === 'image' ? `[${c.mimeType} image, ${Buffer.from(c.data, 'base64').length} bytes]` : c.text)).join('\n');
   if (text.length > 400) text = text.slice(0, 400) + ' …';
   say(`→ tools/call ${name} ${JSON.stringify(args)}${meta ? ` _meta=${JSON.stringify(meta)}` : ''}`);
   say(`← ${res.isError ? 'isError ' : ''}${text}   (${ms} ms)`);
@@ -53,6 +53,18 @@ await new Promise((r) => api.listen(0, '127.0.0.1', r));
 await show('api.summary', { url: `http://127.0.0.1:${api.address().port}/items` });
 await show('api.summary', { url: 'http://169.254.169.254/latest/meta-data/' });
 api.close();
+// a login page on 127.0.0.1 for the login-shot example (the browser is Debian's chromium)
+const site = createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(`<!doctype html><title>Kiln shop</title><form onsubmit="event.preventDefault();
+    document.querySelector('#greeting').textContent = 'Welcome back, ' + document.querySelector('#user').value">
+    <label>User <input id="user"></label> <label>Password <input id="pass" type="password"></label>
+    <button>Sign in</button></form><h1 id="greeting"></h1>`);
+});
+await new Promise((r) => site.listen(0, '127.0.0.1', r));
+await show('site.login', { url: `http://127.0.0.1:${site.address().port}/login`, user: 'ada' });
+await show('site.login', { url: `http://localhost:${site.address().port}/login`, user: 'ada' });
+site.close();
 await show('git.sha', { repo: '.' });
 await show('git.sha', { repo: '--upload-pack=touch /tmp/kiln-demo-pwned' });
 await show('kiln_extensions', {});

@@ -4,7 +4,7 @@
 // a host the tool did not declare, with the server's log proving nothing arrived); cookie isolation between
 // sessions; and a tool without allow.browser seeing no page.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -68,15 +68,50 @@ defineTool({ name: 'b.away', exposeAsTool: true, allow: { browser }, handler: as
 } });
 defineTool({ name: 'b.cookies', exposeAsTool: true, allow: { browser }, handler: async ({ context }) => (await context.cookies()).map((c) => c.name + '=' + c.value) });
 defineTool({ name: 'b.none', exposeAsTool: true, handler: ({ page, context }) => [typeof page, typeof context] });
+defineTool({ name: 'b.events', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.setContent('<script>console.log("hi", 1); console.warn("careful"); alert("boo")</script><p>after</p>');
+  return { console: await page.consoleMessages(), dialogs: await page.dialogs(), text: await page.textContent('p') };
+} });
+defineTool({ name: 'b.timeout', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.setContent('<p>nothing to click</p>');
+  try { await page.click('#missing', { timeout: 300 }); return 'clicked'; } catch (e) { return e.name; }
+} });
+defineTool({ name: 'b.viewport', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  await page.setViewportSize({ width: 320, height: 200 });
+  try { await page.setViewportSize({ width: 100000, height: 100000 }); return 'huge accepted'; } catch (e) { return e.message; }
+} });
+let visits = 0;
+defineTool({ name: 'b.count', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  visits++;
+  if (!vars.has('first')) vars.set('first', 'kept');
+  await page.goto(base + '/login');
+  return { visits, first: vars.get('first'), title: await page.title() };
+} });
 `;
 
-async function setup(t) {
+async function setup(t, toml) {
   const s = await site(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'b.ts'), SOURCE(s.port));
-  const { client } = await mcp(t, [dir]);
-  return { ...s, client };
+  if (toml) writeFileSync(join(dir, 'kiln.toml'), `extensions = ["b.ts"]\n${toml}`);
+  const { client, transport } = await mcp(t, toml ? ['--config', join(dir, 'kiln.toml')] : [dir]);
+  return { ...s, client, pid: transport.pid };
 }
+
+/** The pids of `root`'s descendants (from /proc). */
+function descendants(root) {
+  const children = new Map();
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch { /* gone */ }
+  }
+  const out = [];
+  for (let todo = [root]; todo.length;) for (const c of children.get(todo.pop()) ?? []) { out.push(c); todo.push(c); }
+  return out;
+}
+const cmdline = (pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { return ''; } };
 
 test('a page: a login form, locator chains, evaluate, setContent, and a screenshot as image content', { timeout: 120_000 }, async (t) => {
   const { client, port } = await setup(t);
@@ -91,6 +126,12 @@ test('a page: a login form, locator chains, evaluate, setContent, and a screensh
   assert.equal(shot.content[0].mimeType, 'image/png');
   assert.ok(Buffer.from(shot.content[0].data, 'base64').subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])));
   assert.deepEqual((await call(client, 'b.none')).json, ['undefined', 'undefined'], 'a tool without allow.browser has no page');
+  // It can submit forms and reach the world: never advertised read-only or closed-world.
+  const listed = (await client.listTools()).tools.find((x) => x.name === 'b.login');
+  assert.equal(listed.annotations.readOnlyHint, false);
+  assert.equal(listed.annotations.openWorldHint, true);
+  const audit = (await call(client, 'kiln_extensions')).json.extensions[0].tools.find((x) => x.name === 'b.login');
+  assert.deepEqual([audit.allow.browser, audit.granted.browser], [[`127.0.0.1:${port}`], [`127.0.0.1:${port}`]]);
 });
 
 test('the origin gate: navigation, redirect, iframe, image and page fetch to an undeclared host never arrive', { timeout: 120_000 }, async (t) => {
@@ -124,4 +165,35 @@ test('browserUrlAllowed: allow.net\'s grammar; other spellings, userinfo tricks 
     assert.equal(browserUrlAllowed(no, entries), false, no);
   }
   assert.equal(browserUrlAllowed('http://127.0.0.1:8080/', []), false, 'no entries: nothing');
+});
+
+test("the page's console and dialogs are readable afterwards; Playwright's TimeoutError stays a TimeoutError", { timeout: 120_000 }, async (t) => {
+  const { client } = await setup(t);
+  const ev = (await call(client, 'b.events')).json;
+  assert.deepEqual(ev.console, [{ type: 'log', text: 'hi 1' }, { type: 'warning', text: 'careful' }]);
+  assert.deepEqual(ev.dialogs, [{ type: 'alert', message: 'boo' }]);
+  assert.equal(ev.text, 'after', 'the dialog was dismissed and the page went on');
+  assert.equal((await call(client, 'b.timeout')).text, 'TimeoutError');
+  assert.match((await call(client, 'b.viewport')).text, /setViewportSize takes \{ width, height \} of 1 to 4096 pixels/);
+});
+
+test('[browser] enabled = false: no tool gets a page, whatever it declares', { timeout: 60_000 }, async (t) => {
+  const { client } = await setup(t, '[browser]\nenabled = false\n');
+  const r = await call(client, 'b.login', { user: 'x' });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /Cannot read properties of undefined|undefined/);
+  assert.equal(descendants((await setup(t, '[browser]\nenabled = false\n')).pid).filter((p) => /chrom/.test(cmdline(p))).length, 0, 'a browser was launched');
+});
+
+test('a killed browser is relaunched on the next call; the guest that drove it starts afresh, its vars kept', { timeout: 120_000 }, async (t) => {
+  const { client, pid } = await setup(t);
+  assert.deepEqual((await call(client, 'b.count')).json, { visits: 1, first: 'kept', title: 't' });
+  assert.deepEqual((await call(client, 'b.count')).json, { visits: 2, first: 'kept', title: 't' });
+  const browsers = descendants(pid).filter((p) => /chrom/.test(cmdline(p)) && !/--type=/.test(cmdline(p)));
+  assert.ok(browsers.length >= 1, 'no browser process under the server');
+  for (const p of browsers) process.kill(p, 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 500));
+  const after = await call(client, 'b.count');
+  assert.equal(after.isError, false, after.text);
+  assert.deepEqual(after.json, { visits: 1, first: 'kept', title: 't' }, 'globals reset, vars kept');
 });

@@ -247,6 +247,10 @@ interface KilnPage extends Omit<KilnLocator, 'nth' | 'first' | 'last' | 'all' | 
   evaluate<R = unknown, A = unknown>(fn: string | ((arg: A) => R | Promise<R>), arg?: A): Promise<R>;
   screenshot(options?: { fullPage?: boolean; type?: 'png' | 'jpeg'; quality?: number; omitBackground?: boolean }): Promise<Uint8Array>;
   setViewportSize(size: { width: number; height: number }): Promise<void>;
+  /** What the page logged (console.*), newest 200, since it opened. */
+  consoleMessages(): Promise<{ type: string; text: string }[]>;
+  /** The dialogs (alert, confirm, prompt, beforeunload) it opened, newest 200; each was dismissed at once. */
+  dialogs(): Promise<{ type: string; message: string }[]>;
   goBack(options?: object): Promise<unknown>;
   reload(options?: object): Promise<unknown>;
 }

@@ -30,6 +30,9 @@ const LOCATOR_METHODS = new Set([
   'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'count', 'allTextContents', 'waitFor',
 ]);
 const MAX_CHAIN = 32;
+const MAX_EVENTS = 200;
+/** The largest viewport side a guest may ask for: a screenshot's memory grows with its square. */
+const MAX_VIEWPORT = 4096;
 const MAX_PAGES = 16;
 
 export interface BrowserRequest {
@@ -129,7 +132,10 @@ export class SessionBrowser {
       const gate = new BrowserGate();
       const port = await gate.ready;
       // Every request through the gate, loopback too (Chromium bypasses a proxy for loopback unless told not to).
-      const context = await browser.newContext({ serviceWorkers: 'block', proxy: { server: `http://127.0.0.1:${port}`, bypass: '<-loopback>' } });
+      // No downloads (a page could fill the disk), no service workers (they outlive pages and calls).
+      const context = await browser.newContext({
+        serviceWorkers: 'block', acceptDownloads: false, proxy: { server: `http://127.0.0.1:${port}`, bypass: '<-loopback>' },
+      });
       context.on('close', () => gate.close());
       return { context, gate };
     })();
@@ -141,13 +147,28 @@ export class SessionBrowser {
     }
   }
 
+  /** What a page said (console) and asked (dialogs, dismissed at once), for page.consoleMessages() and
+   *  page.dialogs(): the newest MAX_EVENTS of each. */
+  private readonly events = new WeakMap<Page, { console: { type: string; text: string }[]; dialogs: { type: string; message: string }[] }>();
+
+  private adopt(id: number, page: Page): void {
+    const ev = { console: [] as { type: string; text: string }[], dialogs: [] as { type: string; message: string }[] };
+    const keep = <T>(list: T[], item: T) => {
+      list.push(item);
+      if (list.length > MAX_EVENTS) list.shift();
+    };
+    page.on('console', (m) => keep(ev.console, { type: m.type(), text: m.text().slice(0, 4096) }));
+    page.on('dialog', (d) => {
+      keep(ev.dialogs, { type: d.type(), message: d.message().slice(0, 4096) });
+      void d.dismiss().catch(() => {});
+    });
+    this.events.set(page, ev);
+    this.pages.set(id, page);
+  }
+
   private async page(id: number): Promise<Page> {
     const { context } = await this.open();
-    if (id === 0 && !this.pages.has(0)) {
-      const p = await context.newPage();
-      this.pages.set(0, p);
-      p.on('dialog', (d) => void d.dismiss().catch(() => {}));
-    }
+    if (id === 0 && !this.pages.has(0)) this.adopt(0, await context.newPage());
     const page = this.pages.get(id);
     if (!page || page.isClosed()) throw new KilnError(`page ${id} is not open in this session`);
     return page;
@@ -160,11 +181,18 @@ export class SessionBrowser {
     signal.throwIfAborted();
     const { gate } = await this.open();
     const release = gate.drive(entries);
+    let onAbort: (() => void) | undefined;
+    // A cancelled call stops waiting at once (and its gate closes): Playwright's action runs out on its own.
+    const cancelled = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new KilnError('the browser call was cancelled: its call had ended'));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      return await this.perform(tool, entries, request, gate);
+      return await Promise.race([this.perform(tool, entries, request, gate), cancelled]);
     } catch (e) {
       throw asKilnError(e);
     } finally {
+      signal.removeEventListener('abort', onAbort!);
       release();
     }
   }
@@ -193,6 +221,15 @@ export class SessionBrowser {
         const value = isFunction ? await page.evaluate(`(${source})(${JSON.stringify(arg ?? null)})`) : await page.evaluate(source);
         return value === undefined ? null : value;
       }
+      case 'setViewportSize': {
+        const s = isObject(args[0]) ? args[0] : {};
+        const ok = (n: unknown) => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_VIEWPORT;
+        if (!ok(s.width) || !ok(s.height)) throw new KilnError(`page.setViewportSize takes { width, height } of 1 to ${MAX_VIEWPORT} pixels`);
+        await page.setViewportSize({ width: s.width as number, height: s.height as number });
+        return null;
+      }
+      case 'consoleMessages': return this.events.get(page)?.console.slice() ?? [];
+      case 'dialogs': return this.events.get(page)?.dialogs.slice() ?? [];
       case 'screenshot': {
         const o = isObject(args[0]) ? pick(args[0], ['fullPage', 'type', 'quality', 'omitBackground']) : {};
         return new Uint8Array(await page.screenshot(o));
@@ -215,7 +252,7 @@ export class SessionBrowser {
       case 'newPage': {
         if (this.pages.size >= MAX_PAGES) throw new KilnError(`a session may have at most ${MAX_PAGES} pages open`);
         const id = this.nextPage++;
-        this.pages.set(id, await context.newPage());
+        this.adopt(id, await context.newPage());
         return id;
       }
       case 'pages': {

@@ -6,26 +6,28 @@
 // tool is read-only only when no loaded tool is granted a command, and open-world when any declares
 // allow.net (issue 13's allow.tools will narrow this to the tools it names).
 //
-//  - readOnlyHint: no command is within reach, and the author does not say otherwise (readOnlyHint: false, or
-//    destructiveHint: true).
+//  - readOnlyHint: no command and no browser is within reach, and the author does not say otherwise
+//    (readOnlyHint: false, or destructiveHint: true).
 //  - destructiveHint: not read-only. An author cannot lower it: kiln cannot tell what a command does.
 //  - idempotentHint: read-only. An author may say false.
-//  - openWorldHint: allow.net is within reach. An author may say true.
+//  - openWorldHint: allow.net or allow.browser is within reach. An author may say true.
 import type { ToolAnnotations, ToolManifest } from '../manifest.js';
 
 /** What a tool can reach: its own grants, and those of the tools it may call. */
 export interface Reach {
   commands: boolean;
   net: boolean;
+  /** A browser (allow.browser, on a server whose [browser] is enabled): it can submit forms, so it writes. */
+  browser: boolean;
 }
 
 export function annotations(tool: ToolManifest, reach: Reach): Required<ToolAnnotations> {
   const claimed = tool.annotations ?? {};
-  const readOnly = !reach.commands && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
+  const readOnly = !reach.commands && !reach.browser && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
   return {
     readOnlyHint: readOnly,
     destructiveHint: !readOnly,
     idempotentHint: readOnly && claimed.idempotentHint !== false,
-    openWorldHint: reach.net || claimed.openWorldHint === true,
+    openWorldHint: reach.net || reach.browser || claimed.openWorldHint === true,
   };
 }

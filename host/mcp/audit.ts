@@ -15,7 +15,7 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv },
+    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled } },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -29,7 +29,10 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
-        granted: { commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands) },
+        granted: {
+          commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands),
+          browser: registry.policy.browser.enabled ? t.allow.browser : [],
+        },
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),
     })),

@@ -115,7 +115,11 @@ export class McpHost {
     // Any loaded tool is callable through plugins[...], so what one can reach is what all of them are granted.
     const granted = (e: ToolEntry) => grantedCommands(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy.commands);
     const all = [...this.registry.tools.values()];
-    const reach = { commands: all.some((e) => granted(e).length > 0), net: all.some((e) => e.manifest.allow.net.length > 0) };
+    const reach = {
+      commands: all.some((e) => granted(e).length > 0),
+      net: all.some((e) => e.manifest.allow.net.length > 0),
+      browser: this.registry.policy.browser.enabled && all.some((e) => e.manifest.allow.browser.length > 0),
+    };
     const tools = [...this.registry.tools.values()]
       .filter((t) => t.manifest.exposeAsTool)
       .map(({ manifest: m }): Tool => ({
