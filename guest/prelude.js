@@ -200,22 +200,52 @@
     'focus', 'textContent', 'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'count',
     'allTextContents', 'waitFor'];
   const jsonArgs = (args) => JSON.parse(JSON.stringify(args, (_k, v) => (v instanceof RegExp ? String(v) : v)) ?? '[]');
-  function makeLocator(inv, page, chain) {
-    const call = (method, args) => hostCall(native.browserCall, inv, { target: 'locator', page, chain, method, args: jsonArgs(args) });
+  // page.on('console' | 'dialog', fn): the host keeps what a page says and asks; an answer to a call made while
+  // listeners exist carries what is new, and the listeners hear it before the call's promise settles.
+  // Listeners belong to the page object of one handler call. Dialogs have already been dismissed.
+  function pageCall(inv, page, listeners, request) {
+    if (!listeners || (listeners.console.length === 0 && listeners.dialog.length === 0)) return hostCall(native.browserCall, inv, request);
+    return hostCall(native.browserCall, inv, { ...request, events: true }).then((answer) => {
+      if (!answer || typeof answer !== 'object' || !('events' in answer)) return answer; // bytes: events come next time
+      const ev = answer.events || {};
+      for (const m of ev.console || []) for (const fn of listeners.console) {
+        try { fn(Object.freeze({ type: () => m.type, text: () => m.text })); } catch (e) { uncaught(e); }
+      }
+      for (const d of ev.dialogs || []) for (const fn of listeners.dialog) {
+        try { fn(Object.freeze({ type: () => d.type, message: () => d.message, accept: async () => {}, dismiss: async () => {} })); } catch (e) { uncaught(e); }
+      }
+      return answer.value;
+    });
+  }
+  function makeLocator(inv, page, chain, listeners) {
+    const call = (method, args) => pageCall(inv, page, listeners, { target: 'locator', page, chain, method, args: jsonArgs(args) });
     const loc = {};
     for (const m of LOCATOR_METHODS) loc[m] = (...args) => call(m, args);
-    for (const s of LOCATOR_STEPS) loc[s] = (...args) => makeLocator(inv, page, [...chain, [s, ...jsonArgs(args)]]);
-    loc.nth = (i) => makeLocator(inv, page, [...chain, ['nth', Number(i)]]);
-    loc.first = () => makeLocator(inv, page, [...chain, ['first']]);
-    loc.last = () => makeLocator(inv, page, [...chain, ['last']]);
+    for (const s of LOCATOR_STEPS) loc[s] = (...args) => makeLocator(inv, page, [...chain, [s, ...jsonArgs(args)]], listeners);
+    loc.nth = (i) => makeLocator(inv, page, [...chain, ['nth', Number(i)]], listeners);
+    loc.first = () => makeLocator(inv, page, [...chain, ['first']], listeners);
+    loc.last = () => makeLocator(inv, page, [...chain, ['last']], listeners);
     loc.all = async () => { const n = await call('count', []); return Array.from({ length: n }, (_, i) => loc.nth(i)); };
     return Object.freeze(loc);
   }
   function makePage(inv, page) {
-    const call = (method, args) => hostCall(native.browserCall, inv, { target: 'page', page, method, args });
+    const listeners = { console: [], dialog: [] };
+    const call = (method, args) => pageCall(inv, page, listeners, { target: 'page', page, method, args });
     const p = {};
     for (const m of PAGE_METHODS) p[m] = (...args) => call(m, jsonArgs(args));
-    for (const s of LOCATOR_STEPS) p[s] = (...args) => makeLocator(inv, page, [[s, ...jsonArgs(args)]]);
+    for (const s of LOCATOR_STEPS) p[s] = (...args) => makeLocator(inv, page, [[s, ...jsonArgs(args)]], listeners);
+    p.on = (event, fn) => {
+      if (event !== 'console' && event !== 'dialog') throw new TypeError(`page.on: kiln delivers 'console' and 'dialog' events, not ${JSON.stringify(String(event))}`);
+      if (typeof fn !== 'function') throw new TypeError('page.on needs a listener function');
+      listeners[event].push(fn);
+      return p;
+    };
+    p.off = (event, fn) => {
+      const list = listeners[event] || [];
+      const i = list.indexOf(fn);
+      if (i >= 0) list.splice(i, 1);
+      return p;
+    };
     // A function runs in the page with one JSON argument; its JSON-serialisable result comes back.
     p.evaluate = (fn, arg) => call('evaluate', typeof fn === 'function' ? [String(fn), true, arg === undefined ? null : arg] : [String(fn), false, null]);
     p.consoleMessages = () => call('consoleMessages', []);

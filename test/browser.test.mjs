@@ -72,6 +72,14 @@ defineTool({ name: 'b.events', exposeAsTool: true, allow: { browser }, handler: 
   await page.setContent('<script>console.log("hi", 1); console.warn("careful"); alert("boo")</script><p>after</p>');
   return { console: await page.consoleMessages(), dialogs: await page.dialogs(), text: await page.textContent('p') };
 } });
+defineTool({ name: 'b.listen', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
+  const got: string[] = [];
+  await page.setContent('<p>before</p>'); // what happened before listening is not replayed
+  page.on('console', (m) => got.push(m.type() + ': ' + m.text())).on('dialog', (d) => got.push(d.type() + ': ' + d.message()));
+  await page.setContent('<script>console.log("hi", 1); confirm("sure?")</script><p>after</p>');
+  await page.getByText('after').count();
+  return got;
+} });
 defineTool({ name: 'b.timeout', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
   await page.setContent('<p>nothing to click</p>');
   try { await page.click('#missing', { timeout: 300 }); return 'clicked'; } catch (e) { return e.name; }
@@ -174,6 +182,7 @@ test("the page's console and dialogs are readable afterwards; Playwright's Timeo
   assert.deepEqual(ev.dialogs, [{ type: 'alert', message: 'boo' }]);
   assert.equal(ev.text, 'after', 'the dialog was dismissed and the page went on');
   assert.equal((await call(client, 'b.timeout')).text, 'TimeoutError');
+  assert.deepEqual((await call(client, 'b.listen')).json, ['log: hi 1', 'confirm: sure?']);
   assert.match((await call(client, 'b.viewport')).text, /setViewportSize takes \{ width, height \} of 1 to 4096 pixels/);
 });
 

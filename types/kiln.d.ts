@@ -251,6 +251,10 @@ interface KilnPage extends Omit<KilnLocator, 'nth' | 'first' | 'last' | 'all' | 
   consoleMessages(): Promise<{ type: string; text: string }[]>;
   /** The dialogs (alert, confirm, prompt, beforeunload) it opened, newest 200; each was dismissed at once. */
   dialogs(): Promise<{ type: string; message: string }[]>;
+  /** Heard when the page's next call answers: what it logged and asked since its previous call. */
+  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): KilnPage;
+  on(event: 'dialog', listener: (dialog: { type(): string; message(): string; accept(): Promise<void>; dismiss(): Promise<void> }) => void): KilnPage;
+  off(event: 'console' | 'dialog', listener: (...args: any[]) => void): KilnPage;
   goBack(options?: object): Promise<unknown>;
   reload(options?: object): Promise<unknown>;
 }

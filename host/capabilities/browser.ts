@@ -42,6 +42,34 @@ export interface BrowserRequest {
   /** Which of the session's pages (0: its first page, made on first use). */
   page?: number;
   chain?: [string, ...unknown[]][];
+  /** The guest has page.on listeners: answer { value, events } (PageEvents.fresh). */
+  events?: boolean;
+}
+
+type PageEvent = { type: string; text: string } | { type: string; message: string };
+
+/** What a page said (console) and asked (dialogs, dismissed at once): the newest MAX_EVENTS of each, for
+ *  page.consoleMessages() and page.dialogs(), and how many of each were passed on (to page.on listeners, or
+ *  over, when there were none). */
+class PageEvents {
+  readonly list = { console: [] as PageEvent[], dialogs: [] as PageEvent[] };
+  private total = { console: 0, dialogs: 0 };
+  private given = { console: 0, dialogs: 0 };
+
+  add(kind: 'console' | 'dialogs', event: PageEvent): void {
+    const list = this.list[kind];
+    list.push(event);
+    if (list.length > MAX_EVENTS) list.shift();
+    this.total[kind]++;
+  }
+
+  /** The events since the last call (those still kept). */
+  fresh(): { console: PageEvent[]; dialogs: PageEvent[] } {
+    const since = (kind: 'console' | 'dialogs') => this.list[kind].slice(Math.max(0, this.list[kind].length - (this.total[kind] - this.given[kind])));
+    const out = { console: since('console'), dialogs: since('dialogs') };
+    this.given = { ...this.total };
+    return out;
+  }
 }
 
 /** The server's browser: launched lazily, relaunched after it dies. */
@@ -147,19 +175,13 @@ export class SessionBrowser {
     }
   }
 
-  /** What a page said (console) and asked (dialogs, dismissed at once), for page.consoleMessages() and
-   *  page.dialogs(): the newest MAX_EVENTS of each. */
-  private readonly events = new WeakMap<Page, { console: { type: string; text: string }[]; dialogs: { type: string; message: string }[] }>();
+  private readonly events = new WeakMap<Page, PageEvents>();
 
   private adopt(id: number, page: Page): void {
-    const ev = { console: [] as { type: string; text: string }[], dialogs: [] as { type: string; message: string }[] };
-    const keep = <T>(list: T[], item: T) => {
-      list.push(item);
-      if (list.length > MAX_EVENTS) list.shift();
-    };
-    page.on('console', (m) => keep(ev.console, { type: m.type(), text: m.text().slice(0, 4096) }));
+    const ev = new PageEvents();
+    page.on('console', (m) => ev.add('console', { type: m.type(), text: m.text().slice(0, 4096) }));
     page.on('dialog', (d) => {
-      keep(ev.dialogs, { type: d.type(), message: d.message().slice(0, 4096) });
+      ev.add('dialogs', { type: d.type(), message: d.message().slice(0, 4096) });
       void d.dismiss().catch(() => {});
     });
     this.events.set(page, ev);
@@ -188,7 +210,14 @@ export class SessionBrowser {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      return await Promise.race([this.perform(tool, entries, request, gate), cancelled]);
+      const value = await Promise.race([this.perform(tool, entries, request, gate), cancelled]);
+      // What the page said and asked during (and before) this call goes with the answer when the guest has
+      // page.on listeners; without them it is passed over, so listeners never hear what came before them.
+      // Bytes travel alone: their events come with the next answer.
+      if (request.target === 'context' || value instanceof Uint8Array) return value;
+      const page = this.pages.get(typeof request.page === 'number' ? request.page : 0);
+      const events = (page && this.events.get(page)?.fresh()) ?? { console: [], dialogs: [] };
+      return request.events === true ? { value, events } : value;
     } catch (e) {
       throw asKilnError(e);
     } finally {
@@ -228,8 +257,8 @@ export class SessionBrowser {
         await page.setViewportSize({ width: s.width as number, height: s.height as number });
         return null;
       }
-      case 'consoleMessages': return this.events.get(page)?.console.slice() ?? [];
-      case 'dialogs': return this.events.get(page)?.dialogs.slice() ?? [];
+      case 'consoleMessages': return this.events.get(page)?.list.console.slice() ?? [];
+      case 'dialogs': return this.events.get(page)?.list.dialogs.slice() ?? [];
       case 'screenshot': {
         const o = isObject(args[0]) ? pick(args[0], ['fullPage', 'type', 'quality', 'omitBackground']) : {};
         return new Uint8Array(await page.screenshot(o));
