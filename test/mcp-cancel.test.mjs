@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { call, mcp, mcpHttp, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { kilnBin } from './helpers.mjs';
 
 const SLOW = (port) => `
 let calls = 0;
@@ -233,4 +236,31 @@ test("a CPU-busy call of one extension is not discarded when the session calls a
   assert.equal(b.isError, false, b.text);
   assert.equal(state.isError, false, state.text);
   assert.equal((await call(client, 'other.busy')).json, 2, "other.busy's globals were kept");
+});
+
+// The v1 SDK client (@modelcontextprotocol/sdk) cancels through its own request options; the same holds.
+test('v1 SDK client: cancelling a spinning call and one awaiting a command stops them; the guest hears it', { timeout: 60_000 }, async (t) => {
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'slow.ts'), SLOW(srv.port));
+  const client = new ClientV1({ name: 'kiln-test-v1', version: '0.0.0' });
+  await client.connect(new StdioV1({ command: process.execPath, args: [kilnBin, 'mcp', dir], stderr: 'ignore' }));
+  t.after(() => client.close());
+  const cancelV1 = async (name, ready) => {
+    const ac = new AbortController();
+    const p = client.callTool({ name, arguments: {} }, undefined, { signal: ac.signal, timeout: 120_000 }).then(() => 'answered', () => 'rejected');
+    assert.ok(await waitUntil(ready, 10_000), `${name} never started`);
+    await new Promise((r) => setTimeout(r, 150));
+    ac.abort('stop from v1');
+    return p;
+  };
+  assert.equal(await cancelV1('slow.spin', () => srv.count('/mark') > 0), 'rejected');
+  const state = await client.callTool({ name: 'slow.state', arguments: {} });
+  assert.deepEqual(state.structuredContent, { calls: 1, first: 'kept' }, 'the spinning guest was stopped and discarded');
+  const before = new Set(sleepers());
+  assert.equal(await cancelV1('slow.cmdcatch', () => sleepers().some((p) => !before.has(p))), 'rejected');
+  assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+  const seen = (await client.callTool({ name: 'slow.seen', arguments: {} })).structuredContent;
+  assert.equal(JSON.parse(seen.cmd).name, 'AbortError');
+  assert.match(JSON.parse(seen.cmd).message, /stop from v1/);
 });
