@@ -25,6 +25,8 @@ export interface Allow {
   net: string[];
   /** Hosts the session's browser may load for this tool (allow.net's grammar); empty: no page, no context. */
   browser: string[];
+  /** Tools of other extensions this tool may call through plugins[...] (its own file's: always). */
+  tools?: string[];
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -220,14 +222,18 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
   if (!isObject(cmds)) throw new ManifestError(`tool "${tool}": allow.commands must be an object of name → command`);
   const commands: Record<string, CommandSpec> = {};
   for (const [name, spec] of Object.entries(cmds)) commands[name] = parseCommand(tool, name, spec);
-  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser) };
+  const tools = v.tools ?? [];
+  if (!Array.isArray(tools) || !tools.every((n) => typeof n === 'string' && TOOL_NAME.test(n))) {
+    throw new ManifestError(`tool "${tool}": allow.tools must be an array of tool names`);
+  }
+  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}) };
 }
 
 function parseTool(v: unknown): ToolManifest {

@@ -6,6 +6,7 @@
 // tools through `plugins[name]`, and each of those runs with its own manifest. It shares the session's
 // `vars` (scripts of a session share one store of their own; a script cannot read a tool's vars, it calls the
 // tool), and `kiln.host` is "script".
+import { SCRIPT_HOST_FILE } from './capabilities/tools.js';
 import { createHash } from 'node:crypto';
 import type { Builder } from './build/artifact.js';
 import { KilnError, ToolError } from './errors.js';
@@ -42,11 +43,11 @@ export class ScriptRunner {
     this.host ??= (async () => {
       const engine = this.registry.engine;
       return {
-        file: 'kiln:scripts',
+        file: SCRIPT_HOST_FILE,
         kind: 'source',
         hostKind: 'script',
         artifact: {
-          file: 'kiln:scripts',
+          file: SCRIPT_HOST_FILE,
           sha256: '',
           manifest: { format: 1, engine: engine.info.id, source: { name: 'script', sha256: '' }, tools: [SCRIPT_TOOL], steps: 0 },
           image: new Uint8Array(),

@@ -104,7 +104,7 @@ out`);
 test('a tool that fails inside plugins[...] shows the callee\'s own frames, mapped to its source', async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'callee.ts'), `function deep(n: number): number {\n  if (n > 1) throw new RangeError('callee failed');\n  return deep(n + 1);\n}\ndefineTool({ name: 'callee.fail', handler: () => deep(0) });\n`);
-  writeFileSync(join(dir, 'caller.ts'), `defineTool({ name: 'caller.go', handler: async () => {\n  try { return await plugins['callee.fail']({}); } catch (e: any) { return { name: e.name, message: e.message, stack: e.stack }; }\n} });\n`);
+  writeFileSync(join(dir, 'caller.ts'), `defineTool({ name: 'caller.go', allow: { tools: ['callee.fail'] }, handler: async () => {\n  try { return await plugins['callee.fail']({}); } catch (e: any) { return { name: e.name, message: e.message, stack: e.stack }; }\n} });\n`);
   writeFileSync(join(dir, 's.js'), "await plugins['caller.go']({})");
   const r = await kiln(['run', join(dir, 's.js'), join(dir, 'callee.ts'), join(dir, 'caller.ts')], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);

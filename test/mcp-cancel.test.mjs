@@ -39,7 +39,7 @@ defineTool({ name: 'slow.cmd', exposeAsTool: true, timeoutMs: 60000, allow: { co
   await commands.run('nap', { s: '23.25' });
   return 'slept';
 } });
-defineTool({ name: 'slow.viaplugin', exposeAsTool: true, timeoutMs: 600000, handler: () => plugins['other.nap']({}) });
+defineTool({ name: 'slow.viaplugin', exposeAsTool: true, timeoutMs: 600000, allow: { tools: ['other.nap'] }, handler: () => plugins['other.nap']({}) });
 // Handlers that stop cleanly: they see the cancel as an AbortError (ctx.signal, or what they await).
 const seen = (key: string, e: any, signal?: AbortSignal) =>
   vars.set(key, JSON.stringify({ name: e.name, dom: e instanceof DOMException, message: e.message, aborted: signal?.aborted ?? null }));

@@ -27,6 +27,8 @@ interface KilnAllow {
   net?: string[];
   /** Hosts the session's browser may load for this tool (net's grammar). Absent or empty: no page, no context. */
   browser?: string[];
+  /** Other extensions' tools this tool may call through plugins[...]; its own file's tools need no entry. */
+  tools?: string[];
 }
 
 interface KilnToolManifest<A = any> {

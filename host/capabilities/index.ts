@@ -5,6 +5,7 @@ import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
+import { checkToolCall } from './tools.js';
 import type { HttpSession } from './http.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
 
@@ -26,6 +27,8 @@ export interface CapabilityContext {
   browser?: SessionBrowser;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
+  /** The file a loaded tool belongs to (for allow.tools), undefined when none is loaded by that name. */
+  fileOf(name: string): string | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -59,6 +62,7 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
       return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal);
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
+      checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool));
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);
   }
 }

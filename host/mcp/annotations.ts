@@ -2,9 +2,8 @@
 // only make a hint more cautious: a tool that can run commands is never read-only, one that can reach the
 // network is always open-world, whatever its manifest says.
 //
-// What a tool can reach includes every tool it can call through plugins[...]: today any loaded tool, so a
-// tool is read-only only when no loaded tool is granted a command, and open-world when any declares
-// allow.net (issue 13's allow.tools will narrow this to the tools it names).
+// What a tool can reach includes every tool it can call through plugins[...]: its own file's tools and those
+// its allow.tools names, transitively (capabilities/tools.ts).
 //
 //  - readOnlyHint: no command and no browser is within reach, and the author does not say otherwise
 //    (readOnlyHint: false, or destructiveHint: true).

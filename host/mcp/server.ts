@@ -10,6 +10,7 @@ import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
 import { grantedCommands } from '../capabilities/commands.js';
+import { reachableTools } from '../capabilities/tools.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';
@@ -112,13 +113,17 @@ export class McpHost {
   }
 
   listTools(): Tool[] {
-    // Any loaded tool is callable through plugins[...], so what one can reach is what all of them are granted.
+    // What a tool can reach is what it and the tools it may call through plugins[...] (its file's, and those
+    // its allow.tools names, transitively: capabilities/tools.ts) are granted.
     const granted = (e: ToolEntry) => grantedCommands(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy.commands);
-    const all = [...this.registry.tools.values()];
-    const reach = {
-      commands: all.some((e) => granted(e).length > 0),
-      net: all.some((e) => e.manifest.allow.net.length > 0),
-      browser: this.registry.policy.browser.enabled && all.some((e) => e.manifest.allow.browser.length > 0),
+    const loaded = new Map([...this.registry.tools].map(([name, e]) => [name, { manifest: e.manifest, file: e.extension.file }]));
+    const reachOf = (name: string) => {
+      const all = [...reachableTools(name, loaded)].map((n) => this.registry.tools.get(n)!);
+      return {
+        commands: all.some((e) => granted(e).length > 0),
+        net: all.some((e) => e.manifest.allow.net.length > 0),
+        browser: this.registry.policy.browser.enabled && all.some((e) => e.manifest.allow.browser.length > 0),
+      };
     };
     const tools = [...this.registry.tools.values()]
       .filter((t) => t.manifest.exposeAsTool)
@@ -130,7 +135,7 @@ export class McpHost {
         ...(m.outputSchema ? { outputSchema: m.outputSchema as Tool['outputSchema'] } : {}),
         annotations: {
           ...(m.title !== undefined ? { title: m.title } : {}),
-          ...annotations(m, reach),
+          ...annotations(m, reachOf(m.name)),
         },
       }));
     return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
