@@ -36,6 +36,10 @@
 //   executablePath = "/usr/bin/chromium"
 //   headless = true
 //
+//   [audit]                     # one JSON line per tool call and capability decision (audit-log.ts)
+//   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
+//   maxBytes = 10485760         # rotate to <path>.1 past this size
+//
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
@@ -46,6 +50,7 @@ import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
+import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
@@ -79,7 +84,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -91,8 +96,23 @@ export function readConfig(file: string): KilnConfig {
       limits: readLimits(file, doc.limits),
       sessions: readSessions(file, doc.sessions),
       browser: readBrowser(file, doc.browser),
+      audit: readAudit(file, doc.audit),
     },
     http: readHttp(file, doc.http),
+  };
+}
+
+function readAudit(file: string, v: unknown): AuditSettings {
+  if (v === undefined) return DEFAULT_AUDIT;
+  if (!isTable(v)) throw new ConfigError(`${file}: [audit] must be a table`);
+  for (const k of Object.keys(v)) {
+    if (!['path', 'maxBytes'].includes(k)) throw new ConfigError(`${file}: [audit] has an unknown key "${k}"`);
+  }
+  if (v.path !== undefined && (typeof v.path !== 'string' || !v.path)) throw new ConfigError(`${file}: [audit] path must be a file path`);
+  if (v.maxBytes !== undefined && !(Number.isInteger(v.maxBytes) && (v.maxBytes as number) >= 4096)) throw new ConfigError(`${file}: [audit] maxBytes must be an integer of at least 4096`);
+  return {
+    path: v.path === undefined ? undefined : resolve(dirname(file), v.path as string),
+    maxBytes: (v.maxBytes as number | undefined) ?? DEFAULT_AUDIT.maxBytes,
   };
 }
 

@@ -2,6 +2,7 @@
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
+import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -40,6 +41,8 @@ export interface OperatorPolicy {
   limits: Limits;
   sessions: SessionSettings;
   browser: BrowserSettings;
+  /** [audit]: the audit log (audit-log.ts). */
+  audit: AuditSettings;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -56,7 +59,7 @@ export const DEFAULT_BROWSER: BrowserSettings = { enabled: true, executablePath:
 export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024, totalMemoryBytes: 4 * 1024 * 1024 * 1024 };
 
 export const DEFAULT_POLICY: OperatorPolicy = {
-  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER,
+  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {

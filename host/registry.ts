@@ -12,6 +12,7 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import type { CancelHook } from './engine/instance.js';
+import { AuditLog, auditTarget } from './audit-log.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
@@ -99,7 +100,12 @@ export class Registry {
    *  calls few tools; a server compiles them all at load, so a bad schema fails its file there). */
   constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {
     this.buildCache = new BuildCache(engine.info.id);
+    const { path, maxBytes } = policy.audit;
+    if (path) this.audit = new AuditLog({ path, maxBytes });
   }
+
+  /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
+  audit: AuditLog | undefined;
 
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */
@@ -145,7 +151,8 @@ export class Registry {
    * version, and the failure is reported. Returns whether the exposed tools changed.
    */
   async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
-    const next = new Registry(this.engine, this.policy, this.lazySchemas);
+    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.lazySchemas);
+    next.audit = this.audit;
     await next.load(paths, exclude);
     for (const f of next.failures) {
       const good = this.extensions.find((e) => e.file === f.file);
@@ -230,10 +237,39 @@ export class Registry {
     if (valueNestsDeeper(given)) throw new InvalidArgumentsError(`arguments for "${name}" nest more than ${MAX_JSON_DEPTH} levels deep; arguments may nest at most ${MAX_JSON_DEPTH}`);
     const mismatch = await entry.validate?.(given);
     if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook) => instance.invoke(name, given, limit, onProgress, hook), signal);
-    const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
-    if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
-    return result;
+    const subject = this.audit && { session: session.name, extension: entry.extension.file, sha256: entry.extension.artifact.sha256, tool: name };
+    if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
+    const started = performance.now();
+    try {
+      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook) => instance.invoke(name, given, limit, onProgress, hook), signal);
+      const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
+      if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
+      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
+      return result;
+    } catch (e) {
+      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'error', error: (e as Error)?.name ?? 'Error' });
+      throw e;
+    }
+  }
+
+  /** `op`, with its decision in the audit log when there is one: denied when it fails with a PermissionError
+   *  (a capability check refused it), allowed otherwise. */
+  private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, op: () => Promise<unknown>): Promise<unknown> {
+    if (!this.audit || kind === 'http.read') return op();
+    const started = performance.now();
+    const record = (verdict: 'allow' | 'deny', reason?: string) => this.audit!.write({
+      session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,
+      target: auditTarget(kind, request), verdict, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
+    });
+    try {
+      const value = await op();
+      record('allow');
+      return value;
+    } catch (e) {
+      if (e instanceof PermissionError) record('deny', e.message);
+      else record('allow');
+      throw e;
+    }
   }
 
   /**
@@ -251,7 +287,7 @@ export class Registry {
     start: (instance: GuestHandle, limit: number, hook: CancelHook) => Promise<unknown>, signal?: AbortSignal,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
-    const instance = await session.instanceFor(ext, (inv, kind, request, extras) =>
+    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () =>
       performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
         extension: { file: ext.file, sha256: ext.artifact.sha256 },
@@ -263,7 +299,7 @@ export class Registry {
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
         fileOf: (callee) => this.tools.get(callee)?.extension.file,
-      }),
+      })),
     );
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
     // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
