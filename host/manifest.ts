@@ -27,6 +27,8 @@ export interface Allow {
   browser: string[];
   /** Tools of other extensions this tool may call through plugins[...] (its own file's: always). */
   tools?: string[];
+  /** Server environment names its guest's process.env may show (when the operator allows them too). */
+  env?: string[];
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -61,6 +63,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** Tool names: the characters MCP recommends, dot-namespaced by convention. No spaces, no look-alike letters
  *  from other scripts, no zero-width or control characters: a name cannot impersonate another. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Names kiln keeps for its own tools. */
 const RESERVED = /^(kiln_|run_script$)/i;
 
@@ -222,7 +225,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser', 'tools'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -233,7 +236,11 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (!Array.isArray(tools) || !tools.every((n) => typeof n === 'string' && TOOL_NAME.test(n))) {
     throw new ManifestError(`tool "${tool}": allow.tools must be an array of tool names`);
   }
-  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}) };
+  const env = v.env ?? [];
+  if (!Array.isArray(env) || !env.every((n) => typeof n === 'string' && ENV_NAME.test(n))) {
+    throw new ManifestError(`tool "${tool}": allow.env must be an array of environment variable names`);
+  }
+  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}) };
 }
 
 function parseTool(v: unknown): ToolManifest {

@@ -66,9 +66,15 @@ export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): num
   return operatorEntry(policy.limits.memory, ext) ?? policy.limits.memoryLimitBytes;
 }
 
-/** The environment a guest sees: the allowed names that are set on the server, nothing else. */
-export function guestEnv(policy: OperatorPolicy, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+/** The environment a guest sees: the names its tools declare (allow.env) that the operator allows
+ *  ([scripting] allowEnv) and that are set on the server, nothing else. `declared` undefined: a script's guest
+ *  (the operator's or client's own code), which sees every allowed name. One guest serves one file, whose
+ *  tools share its globals, so the file's tools together are what is declared. */
+export function guestEnv(policy: OperatorPolicy, declared?: string[], env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of policy.allowEnv) if (env[name] !== undefined) out[name] = env[name]!;
+  for (const name of policy.allowEnv) {
+    if (declared && !declared.includes(name)) continue;
+    if (env[name] !== undefined) out[name] = env[name]!;
+  }
   return out;
 }

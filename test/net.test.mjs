@@ -174,8 +174,10 @@ test('operator settings: denyPrivate, emptyMeansUnrestricted, size cap, timeout,
 test('web APIs behave as the specs say: Headers, Response, URL, AbortSignal, TextDecoder, Blob, timers, process', async (t) => {
   const dir = tempDir(t);
   const cfg = join(dir, 'kiln.toml');
-  writeFileSync(cfg, '[scripting]\nallowEnv = ["KILN_VISIBLE", "KILN_NOT_SET"]\n');
-  const { client } = await mcp(t, [artifact, '--config', cfg], { env: { KILN_VISIBLE: 'yes', KILN_HIDDEN: 'no' } });
+  // KILN_VISIBLE: declared (allow.env) and allowed; KILN_HIDDEN: declared, not allowed; KILN_UNDECLARED: allowed,
+  // declared by no tool of the file; KILN_NOT_SET: allowed, not set. Only the first shows.
+  writeFileSync(cfg, '[scripting]\nallowEnv = ["KILN_VISIBLE", "KILN_NOT_SET", "KILN_UNDECLARED"]\n');
+  const { client } = await mcp(t, [artifact, '--config', cfg], { env: { KILN_VISIBLE: 'yes', KILN_HIDDEN: 'no', KILN_UNDECLARED: 'no' } });
   const r = (await call(client, 'net.apis')).json;
   assert.deepEqual(r.headers, [['accept', 'a, b'], ['content-type', 'text/plain'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
   assert.equal(r.accept, 'a, b');

@@ -29,6 +29,8 @@ interface KilnAllow {
   browser?: string[];
   /** Other extensions' tools this tool may call through plugins[...]; its own file's tools need no entry. */
   tools?: string[];
+  /** Environment names process.env may show, when the operator allows them too ([scripting] allowEnv). */
+  env?: string[];
 }
 
 interface KilnToolManifest<A = any> {
