@@ -165,12 +165,20 @@ export class Session {
 
   /** Throw the extension's guest away, stopping its code if it is running; the next call gets a fresh one
    *  (vars, processes and cookies are kept). */
+  /** No call of `ext`'s guest is in flight: its open bodies go, and its browser context stops being driven. */
+  private guestIdle(ext: LoadedExtension): void {
+    this.httpFor(ext).releaseBodies();
+    this.browserByExt.get(ext.file)?.idle();
+  }
+
   discard(ext: LoadedExtension, reason: string): void {
     const p = this.instances.get(ext);
     this.instances.delete(ext);
     this.giveBack(ext);
     // Its open bodies go with it (they hold connections and nobody can read them any more); cookies stay.
+    // Its browser context is no longer driven by any of its calls.
     this.httpByExt.get(ext.file)?.releaseBodies();
+    this.browserByExt.get(ext.file)?.idle();
     p?.then((i) => i.stop(new GuestCrashError(`the guest was reset: ${reason}`)), () => {}); // stopped even mid-run
   }
 
@@ -208,7 +216,7 @@ export class Session {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         // Work a call leaves behind is cancelled when the call ends: so are the bodies it left open.
-        idle: () => this.httpFor(ext).releaseBodies(),
+        idle: () => this.guestIdle(ext),
         log,
       });
       instance = remote.instance;
@@ -218,7 +226,7 @@ export class Session {
         op: (kind, inv, request, extras) => onOp(inv, kind, request, extras),
         discardBody: (body) => this.httpFor(ext).discard(ext.file, body),
         // Work a call leaves behind is cancelled when the call ends: so are the bodies it left open.
-        idle: () => this.httpFor(ext).releaseBodies(),
+        idle: () => this.guestIdle(ext),
         vars: this.varsStore(ext),
         log,
       }, runLimit);

@@ -60,8 +60,20 @@ defineTool({ name: 'slow.cmdcatch', exposeAsTool: true, timeoutMs: 60000, allow:
   try { await commands.run('nap', { s: '23.25' }); } catch (e) { seen('cmd', e, signal); }
   return 'gave up';
 } });
+defineTool({ name: 'slow.recmd', exposeAsTool: true, timeoutMs: 60000, allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands }) => {
+  try { await commands.run('nap', { s: '23.25' }); } catch (first) {
+    // Cancelled: a new command now must be refused, not started.
+    try { await commands.run('nap', { s: '23.25' }); vars.set('recmd', 'ran'); } catch (e) { seen('recmd', e); }
+  }
+  return 'done';
+} });
+defineTool({ name: 'slow.viahear', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${port}'], tools: ['other.hear'] }, handler: async () => {
+  await mark('viahear');
+  return plugins['other.hear']({});
+} });
+defineTool({ name: 'slow.mark', exposeAsTool: true, handler: ({ args }) => { vars.set('order', (vars.get('order') ?? '') + args.tag); return vars.get('order'); } });
 defineTool({ name: 'slow.signal', exposeAsTool: true, handler: (ctx) => ({ aborted: ctx.signal.aborted, isSignal: ctx.signal instanceof AbortSignal, same: ctx.signal === ctx.signal }) });
-defineTool({ name: 'slow.seen', exposeAsTool: true, handler: () => ({ calls, polite: vars.get('polite') ?? null, fetch: vars.get('fetch') ?? null, cmd: vars.get('cmd') ?? null }) });
+defineTool({ name: 'slow.seen', exposeAsTool: true, handler: () => ({ calls, polite: vars.get('polite') ?? null, fetch: vars.get('fetch') ?? null, cmd: vars.get('cmd') ?? null, recmd: vars.get('recmd') ?? null }) });
 defineTool({ name: 'slow.state', exposeAsTool: true, handler: () => {
   calls++;
   if (!vars.has('first')) vars.set('first', 'kept');
@@ -72,6 +84,11 @@ const OTHER = `
 let count = 0;
 defineTool({ name: 'other.quick', exposeAsTool: true, handler: () => 'quick' });
 defineTool({ name: 'other.busy', exposeAsTool: true, handler: () => { const t = Date.now(); while (Date.now() - t < 400); return ++count; } });
+defineTool({ name: 'other.hear', handler: ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => {
+  vars.set('heard', signal.reason.message);
+  reject(signal.reason);
+})) });
+defineTool({ name: 'other.heard', exposeAsTool: true, handler: () => vars.get('heard') ?? null });
 defineTool({ name: 'other.nap', allow: { commands: { nap: { run: ['sleep', '\${s}'] } } }, handler: async ({ commands }) => {
   await commands.run('nap', { s: '23.25' });
   return 'slept';
@@ -263,4 +280,65 @@ test('v1 SDK client: cancelling a spinning call and one awaiting a command stops
   const seen = (await client.callTool({ name: 'slow.seen', arguments: {} })).structuredContent;
   assert.equal(JSON.parse(seen.cmd).name, 'AbortError');
   assert.match(JSON.parse(seen.cmd).message, /stop from v1/);
+});
+
+test('a cancelled handler may start nothing more: a command it tries after the AbortError is refused', { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const before = new Set(sleepers());
+  const spawned = new Set();
+  const watch = setInterval(() => { for (const p of sleepers()) if (!before.has(p)) spawned.add(p); }, 20);
+  t.after(() => clearInterval(watch));
+  assert.match(await cancelWhen(client, 'slow.recmd', () => sleepers().some((p) => !before.has(p))), /rejected/);
+  assert.ok(await waitUntil(() => sleepers().every((p) => before.has(p)), 5000), `still running: ${sleepers()}`);
+  const { recmd } = (await call(client, 'slow.seen')).json;
+  assert.notEqual(recmd, 'ran', 'a cancelled handler started a command');
+  assert.equal(JSON.parse(recmd).name, 'AbortError');
+  clearInterval(watch);
+  assert.equal(spawned.size, 1, `processes started: ${[...spawned]}`);
+});
+
+test("a tool called through plugins[...] hears the client's reason when its caller is cancelled", { timeout: 30_000 }, async (t) => {
+  const { srv, client } = await setup(t);
+  assert.match(await cancelWhen(client, 'slow.viahear', () => srv.count('/mark') > 0), /rejected/);
+  assert.ok(await waitUntil(async () => (await call(client, 'other.heard')).text !== 'null', 5000));
+  assert.match((await call(client, 'other.heard')).text, /the user pressed stop/);
+});
+
+test('calls to one guest run in arrival order, with and without a progress token', { timeout: 30_000 }, async (t) => {
+  const { client } = await setup(t);
+  const calls = ['A', 'B', 'C', 'D', 'E', 'F'].map((tag, i) =>
+    client.callTool({ name: 'slow.mark', arguments: { tag }, ...(i % 2 === 0 ? { _meta: { progressToken: `p${i}` } } : {}) }));
+  await Promise.all(calls);
+  assert.equal((await call(client, 'slow.mark', { tag: '' })).text, 'ABCDEF');
+});
+
+/** CPU time (s) the process has used, from /proc (utime + stime, all threads). */
+const cpuSeconds = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+
+// Guests of several sessions share a worker thread; stopping two of them back to back must stop both (each
+// gets its own stop slot): a leaked spinning loop would burn a core until its 10-minute deadline.
+test('cancelling busy loops in many sessions at once stops every one of them', { timeout: 60_000 }, async (t) => {
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'slow.ts'), SLOW(srv.port));
+  const { client, transport } = await mcp(t, [dir]);
+  const aborts = [];
+  const pending = [];
+  for (let i = 0; i < 6; i++) {
+    const ac = new AbortController();
+    aborts.push(ac);
+    pending.push(client.callTool({ name: 'slow.spin', arguments: {}, _meta: { session: `spin${i}` } }, { signal: ac.signal, timeout: 120_000 }).catch(() => 'rejected'));
+  }
+  assert.ok(await waitUntil(() => srv.count('/mark') === 6, 20_000), `started: ${srv.count('/mark')}`);
+  await new Promise((r) => setTimeout(r, 300));
+  for (const ac of aborts) ac.abort('all at once');
+  await Promise.all(pending);
+  await new Promise((r) => setTimeout(r, 1000)); // the grace periods pass
+  const before = cpuSeconds(transport.pid);
+  await new Promise((r) => setTimeout(r, 2000));
+  const used = cpuSeconds(transport.pid) - before;
+  assert.ok(used < 1, `the server used ${used.toFixed(2)} s of CPU in 2 s after every loop was cancelled: one still spins`);
 });

@@ -29,12 +29,14 @@ async function rawServer(t) {
   const child = spawn(process.execPath, [kilnBin, 'mcp', dir], { stdio: ['pipe', 'pipe', 'ignore'] });
   t.after(() => child.kill('SIGKILL'));
   const answers = new Map();
+  const raw = new Map(); // id -> the answer's line as sent
   let buf = '';
   child.stdout.on('data', (d) => {
     buf += d;
     for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) {
-      const m = JSON.parse(buf.slice(0, nl));
-      if ('id' in m) answers.set(m.id, m);
+      const line = buf.slice(0, nl);
+      const m = JSON.parse(line);
+      if ('id' in m) { answers.set(m.id, m); raw.set(m.id, line); }
     }
   });
   const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
@@ -45,11 +47,11 @@ async function rawServer(t) {
   send({ id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
   await answer(0);
   send({ method: 'notifications/initialized' });
-  return { send, answer, answers };
+  return { send, answer, answers, raw };
 }
 
 test('a plain call is answered as the SDK would; malformed params still get the SDK\'s JSON-RPC error', { timeout: 60_000 }, async (t) => {
-  const { send, answer } = await rawServer(t);
+  const { send, answer, raw } = await rawServer(t);
   send({ id: 'a', method: 'tools/call', params: { name: 'l.echo', arguments: { x: 1 } } });
   assert.deepEqual(await answer('a'), { jsonrpc: '2.0', id: 'a', result: { content: [{ type: 'text', text: '{"got":{"x":1}}' }], structuredContent: { got: { x: 1 } } } });
   send({ id: 2, method: 'tools/call', params: { name: 'l.text', _meta: { session: 'other' } } });
@@ -61,6 +63,12 @@ test('a plain call is answered as the SDK would; malformed params still get the 
   assert.ok((await answer(4)).error, 'a tool name that is not a string is a JSON-RPC error');
   send({ id: 5, method: 'tools/call', params: { name: 'nope' } });
   assert.equal((await answer(5)).result.isError, true);
+  // Byte for byte the SDK's shape: "result" first, the result's keys in its schema's order.
+  assert.equal(raw.get('a'), '{"result":{"content":[{"type":"text","text":"{\\"got\\":{\\"x\\":1}}"}],"structuredContent":{"got":{"x":1}}},"jsonrpc":"2.0","id":"a"}');
+  assert.equal(raw.get(5), '{"result":{"content":[{"type":"text","text":"KilnError: no tool named \\"nope\\" is exposed by this server"}],"isError":true},"jsonrpc":"2.0","id":5}');
+  // An own "__proto__" in the arguments is dropped, as the SDK's parsing drops it.
+  send({ id: 6, method: 'tools/call', params: { name: 'l.echo', arguments: JSON.parse('{"__proto__":{"x":1},"y":2}') } });
+  assert.deepEqual((await answer(6)).result.structuredContent, { got: { y: 2 } });
 });
 
 test('notifications/cancelled stops a call and suppresses its answer; the guest hears the reason', { timeout: 60_000 }, async (t) => {

@@ -4,8 +4,9 @@
 // Playwright route would not do: it never sees the hops of a redirect.
 //
 // Invariants:
-//  - A request is let through only while a tool that declares `allow.browser` is driving the context, and
-//    only to a host every such tool allows (`allowed` below). Between calls nothing goes out.
+//  - A request is let through only while a call of a tool that declares `allow.browser` drives the context
+//    (from its first browser op until its guest is idle: SessionBrowser), and only to a host every such call
+//    allows (`allowed` below). Between calls nothing goes out, and tunnels opened earlier are cut.
 //  - Refused requests get a 403 from the gate and never reach their host; the gate remembers the last ones,
 //    so an operation can say which host was refused and which setting would allow it.
 import http from 'node:http';
@@ -31,11 +32,19 @@ export class BrowserGate {
     });
   }
 
+  /** Open tunnels (CONNECT: https, WebSockets) by their target URL: judged when they open, so they are cut
+   *  when no tool drives the context any more, and when a tool that does not allow their target starts to. */
+  private readonly tunnels = new Map<net.Socket, string>();
+
   /** A tool with `allow.browser` = `entries` drives the context until the returned function is called. */
   drive(entries: string[]): () => void {
     const id = this.nextDriver++;
     this.drivers.set(id, entries);
-    return () => this.drivers.delete(id);
+    for (const [socket, url] of this.tunnels) if (!browserUrlAllowed(url, entries)) socket.destroy();
+    return () => {
+      this.drivers.delete(id);
+      if (this.drivers.size === 0) for (const socket of this.tunnels.keys()) socket.destroy();
+    };
   }
 
   /** Whether `url` may be requested now: some tool drives the context, and every driving tool allows it. */
@@ -80,6 +89,9 @@ export class BrowserGate {
       socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }
+    const url = `https://${target}/`;
+    this.tunnels.set(socket, url);
+    socket.on('close', () => this.tunnels.delete(socket));
     const upstream = net.connect(Number(m[2]), m[1].replace(/^\[|\]$/g, ''), () => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
@@ -87,6 +99,7 @@ export class BrowserGate {
       socket.pipe(upstream);
     });
     upstream.on('error', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
   }
 
   close(): void {

@@ -33,6 +33,8 @@ const MAX_CHAIN = 32;
 const MAX_EVENTS = 200;
 /** The largest viewport side a guest may ask for: a screenshot's memory grows with its square. */
 const MAX_VIEWPORT = 4096;
+/** The largest page.evaluate result, in characters of JSON (checked in the page). */
+const MAX_EVALUATE_CHARS = 16 * 1024 * 1024;
 const MAX_PAGES = 16;
 
 export interface BrowserRequest {
@@ -86,7 +88,10 @@ export class Browsers {
   async launch(): Promise<Browser> {
     this.browser ??= (async () => {
       const { chromium } = await import('playwright-core');
-      const args = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+      const args = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        // WebRTC's UDP (ICE, STUN, TURN) does not go through a proxy: without this a page reaches any host:port
+        // past the gate, during and between calls. With it, WebRTC may only use the proxy, which judges it.
+        '--webrtc-ip-handling-policy=disable_non_proxied_udp'];
       if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses to run its sandbox as root
       const b = await chromium.launch({ executablePath: this.settings.executablePath, headless: this.settings.headless, args });
       b.on('disconnected', () => this.crashed(b));
@@ -140,6 +145,7 @@ export class SessionBrowser {
 
   /** The browser went away: this session starts with a new context next time. */
   lost(): void {
+    this.leases.clear();
     const c = this.context;
     this.context = undefined;
     this.pages.clear();
@@ -165,6 +171,10 @@ export class SessionBrowser {
         serviceWorkers: 'block', acceptDownloads: false, proxy: { server: `http://127.0.0.1:${port}`, bypass: '<-loopback>' },
       });
       context.on('close', () => gate.close());
+      // Popups (window.open, target=_blank) count towards the session's pages: past the limit they are closed.
+      context.on('page', (p) => {
+        if (context.pages().length > MAX_PAGES) void p.close().catch(() => {});
+      });
       return { context, gate };
     })();
     try {
@@ -196,13 +206,25 @@ export class SessionBrowser {
     return page;
   }
 
-  /** One guest call, on behalf of `tool` (whose allow.browser is `entries`). */
-  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal): Promise<unknown> {
+  /** The invocations driving this context now, with how to stop each driving it (BrowserGate.drive). */
+  private readonly leases = new Map<number, () => void>();
+
+  /** The guest has no call in flight (or was discarded): no invocation drives the context any more, so the
+   *  gate lets nothing out and cuts its tunnels until a call uses the browser again. */
+  idle(): void {
+    for (const release of this.leases.values()) release();
+    this.leases.clear();
+  }
+
+  /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
+   *  first browser call until its guest is idle, the invocation drives the context: the page's own requests
+   *  (a fetch a click starts, a WebSocket) may go to its hosts, also between its page calls. */
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number): Promise<unknown> {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
     const { gate } = await this.open();
-    const release = gate.drive(entries);
+    if (!this.leases.has(inv)) this.leases.set(inv, gate.drive(entries));
     let onAbort: (() => void) | undefined;
     // A cancelled call stops waiting at once (and its gate closes): Playwright's action runs out on its own.
     const cancelled = new Promise<never>((_, reject) => {
@@ -222,7 +244,6 @@ export class SessionBrowser {
       throw asKilnError(e);
     } finally {
       signal.removeEventListener('abort', onAbort!);
-      release();
     }
   }
 
@@ -247,8 +268,13 @@ export class SessionBrowser {
         // [source, isFunction, arg]: a function's source is called with the argument, in the page.
         const [source, isFunction, arg] = args;
         if (typeof source !== 'string') throw new KilnError('page.evaluate needs a function or a string');
-        const value = isFunction ? await page.evaluate(`(${source})(${JSON.stringify(arg ?? null)})`) : await page.evaluate(source);
-        return value === undefined ? null : value;
+        // The value is made JSON in the page and its size checked there, so a huge or cyclic one never
+        // reaches the host as an object.
+        const expr = isFunction ? `(${source})(${JSON.stringify(arg ?? null)})` : `(${source}\n)`;
+        const text = await page.evaluate(`(async () => { const v = await ${expr}; const s = JSON.stringify(v === undefined ? null : v);
+          if (s === undefined) return 'null'; if (s.length > ${MAX_EVALUATE_CHARS}) throw new RangeError('page.evaluate: the result is larger than ${MAX_EVALUATE_CHARS} characters of JSON');
+          return s; })()`);
+        return JSON.parse(text as string);
       }
       case 'setViewportSize': {
         const s = isObject(args[0]) ? args[0] : {};
@@ -266,8 +292,7 @@ export class SessionBrowser {
       default: {
         if (!PAGE_METHODS.has(r.method)) throw new KilnError(`page.${String(r.method).slice(0, 64)} is not available to extensions`);
         const fn = (page as unknown as Record<string, (...a: unknown[]) => unknown>)[r.method];
-        const value = await fn.apply(page, args);
-        return value === undefined ? null : value;
+        return plain(await fn.apply(page, args));
       }
     }
   }
@@ -302,12 +327,23 @@ export class SessionBrowser {
       loc = (loc as unknown as Record<string, (...x: unknown[]) => Locator>)[name](...a);
     }
     if (!LOCATOR_METHODS.has(method)) throw new KilnError(`locator.${String(method).slice(0, 64)} is not available to extensions`);
-    const value = await (loc as unknown as Record<string, (...x: unknown[]) => unknown>)[method](...args);
-    return value === undefined ? null : value;
+    return plain(await (loc as unknown as Record<string, (...x: unknown[]) => unknown>)[method](...args));
   }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What a Playwright method returned, as plain JSON for the guest: a Response becomes {status, url}, an
+ *  ElementHandle (waitForSelector) is released and becomes null; strings, numbers, booleans and arrays of
+ *  them pass. No Playwright object is ever answered (it could not cross the boundary, or a thread). */
+function plain(v: unknown): unknown {
+  if (v === undefined || v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v ?? null;
+  if (Array.isArray(v)) return v.every((x) => typeof x === 'string') ? v : null;
+  const r = v as { status?: unknown; url?: unknown; dispose?: unknown };
+  if (typeof r.status === 'function' && typeof r.url === 'function') return { status: (r.status as () => number)(), url: (r.url as () => string)() };
+  if (typeof r.dispose === 'function') void (r.dispose as () => Promise<void>)().catch(() => {});
+  return null;
+}
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
 
 function refusal(tool: string, host: string, entries: string[]): PermissionError {

@@ -33,7 +33,7 @@ export interface CapabilityContext {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-export async function performOp(kind: OpKind, _inv: Invocation, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+export async function performOp(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
@@ -59,7 +59,7 @@ export async function performOp(kind: OpKind, _inv: Invocation, request: unknown
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
       if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
-      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal);
+      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id);
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool));

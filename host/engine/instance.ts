@@ -17,7 +17,7 @@
 //  - A handler's result is accepted only before its deadline: code stuck in a native call the interrupt cannot
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
-import { GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { CancelledError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { MAX_JSON_DEPTH, textNestsDeeper } from '../json-depth.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { IntlHost } from '../intl.js';
@@ -46,6 +46,9 @@ export interface Invocation {
   readonly id: number;
   readonly tool: string;
 }
+
+/** How long a cancelled invocation's abort listeners may run (guest.cancel), like the caller's grace period. */
+const CANCEL_RUN_MS = 200;
 
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
 export const DEFAULT_RUN_MS = 30_000;
@@ -106,6 +109,8 @@ type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string }
 interface Running extends Invocation {
   /** performance.now() after which this invocation's code is stopped. */
   deadline: number;
+  /** Set (to the reason) when the caller cancelled it: it may start nothing more on the host. */
+  cancelled?: string;
   /** Where its ctx.progress updates go (raw JSON: the MCP layer checks them), if the caller wants them. */
   onProgress?: (update: string) => void;
   resolve(value: unknown): void;
@@ -113,6 +118,16 @@ interface Running extends Invocation {
 }
 
 const OUT_OF_MEMORY = /^InternalError: out of memory/;
+
+/** An op's value as the guest receives it; a value that is not JSON (a cycle, a BigInt: a capability's bug)
+ *  fails the op instead of throwing where nothing would catch it. */
+function opJson(kind: OpKind, v: unknown): Outcome {
+  try {
+    return { tag: 'ok', val: JSON.stringify(v ?? null) ?? 'null' };
+  } catch (e) {
+    return { tag: 'err', val: `Error: ${kind} produced a value that is not JSON (${(e as Error).message})` };
+  }
+}
 
 /** Filled in by `invoke`/`runScript`: how the caller cancels that invocation (GuestInstance.cancel). A plain
  *  object rather than an AbortSignal: a call that is never cancelled (nearly all) costs no listener. */
@@ -282,14 +297,19 @@ export class GuestInstance {
    *  killed), and the guest is told (guest.cancel): its ctx.signal aborts and what it awaits rejects with an
    *  AbortError. Whether it then finishes is the guest's business; the caller discards a guest that does not. */
   cancel(inv: number, reason: string): void {
-    if (this.dead || !this.running.has(inv)) return;
+    const r = this.running.get(inv);
+    if (this.dead || !r || r.cancelled !== undefined) return;
+    r.cancelled = reason; // from now on it may start nothing on the host (startOp)
+    const why = new CancelledError(reason);
     for (const [op, o] of this.ops) {
       if (o.inv !== inv) continue;
       this.ops.delete(op);
-      o.abort.abort();
+      o.abort.abort(why); // a callee through plugins[...] hears the client's reason too
     }
     try {
-      this.enter(() => this.guest.cancel(inv, reason));
+      // Its abort listeners run now: they get the grace period, not the call's whole deadline (inline, a
+      // listener that spins would hold the server's thread until then).
+      this.enter(() => this.guest.cancel(inv, reason), performance.now() + CANCEL_RUN_MS);
     } catch {
       // the instance died; what was running has been failed with the reason
     }
@@ -352,9 +372,9 @@ export class GuestInstance {
   /** Call into the guest; a trap kills the instance. A result-typed export's err becomes a ToolError.
    *  The run is given the earliest deadline of the invocations in flight; code still running past it is
    *  interrupted, and the instance discarded, as it is after running out of memory. */
-  private enter(fn: () => unknown): unknown {
+  private enter(fn: () => unknown, until = Infinity): unknown {
     if (this.dead) throw this.dead;
-    let deadline = performance.now() + this.runLimitMs;
+    let deadline = Math.min(until, performance.now() + this.runLimitMs);
     for (const r of this.running.values()) deadline = Math.min(deadline, r.deadline);
     this.runDeadline = deadline;
     this.interruptedAt = undefined;
@@ -413,11 +433,14 @@ export class GuestInstance {
     if (!this.active) return op; // the guest has answered: nothing it starts now runs or completes
     const running = this.running.get(inv);
     const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
+    const cancelled = running?.cancelled;
     const abort = new AbortController();
     this.ops.set(op, { inv, abort });
     this.opsSinceIdle = true;
     const work = full
       ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
+      : cancelled !== undefined
+      ? Promise.reject(Object.assign(new KilnError(`${kind} refused: ${cancelled}`), { name: 'AbortError' }))
       : running
       ? Promise.resolve().then(() => {
         if (abort.signal.aborted) throw new KilnError(`${kind} was cancelled: its call had ended`);
@@ -425,7 +448,7 @@ export class GuestInstance {
       })
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(
-      (v) => this.deliver(op, v instanceof Uint8Array ? { tag: 'ok', val: v } : { tag: 'ok', val: JSON.stringify(v ?? null) }),
+      (v) => this.deliver(op, v instanceof Uint8Array ? { tag: 'ok', val: v } : opJson(kind, v)),
       (e) => this.deliver(op, { tag: 'err', val: errorText(e) }),
     );
     return op;

@@ -1,7 +1,7 @@
 // The main thread's side of a session's worker (engine/worker.ts): starting it, passing ops to the
 // capability layer and their outcomes back, and terminating it when a guest will not stop.
 import { Worker } from 'node:worker_threads';
-import { GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { CancelledError, GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import type { Engine } from './engine.js';
 import type { CancelHook, Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
 import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
@@ -40,6 +40,8 @@ function fromWire(w: WireError): KilnError {
 }
 
 let nextInstance = 1;
+/** Guests of one worker that can be waiting to be stopped at once (requestStop). */
+export const STOP_SLOTS = 32;
 
 export class RemoteInstance implements GuestHandle {
   private dead: KilnError | undefined;
@@ -93,7 +95,7 @@ export class SessionWorker {
   readonly ready: Promise<unknown>;
   private readonly busyFlag = new Int32Array(new SharedArrayBuffer(4));
   /** The id of an instance whose running code must stop now: its interrupt reads it (worker.ts). */
-  private readonly stopWord = new Int32Array(new SharedArrayBuffer(4));
+  private readonly stopWord = new Int32Array(new SharedArrayBuffer(4 * STOP_SLOTS));
   private readonly epoch = Date.now();
   /** Sessions placed on this worker (the pool balances on it). */
   sessions = 0;
@@ -176,12 +178,17 @@ export class SessionWorker {
     }
   }
 
-  /** Stop instance `id`'s code if it is running on the thread now: the engine's interrupt polls this word, so
-   *  a guest that never yields stops within a few thousand instructions. One word: the thread runs one guest
-   *  at a time, and an id is never reused. */
+  /** Stop instance `id`'s code if it is running on the thread now: the engine's interrupt polls these words
+   *  (worker.ts), so a guest that never yields stops within a few thousand instructions. One slot per guest
+   *  to stop, so that stopping two guests back to back cannot overwrite the first before its interrupt reads
+   *  it; the worker empties a slot when it disposes of that guest. Ids are never reused. With every slot
+   *  taken, the oldest request is overwritten (that guest then runs to its deadline). */
   requestStop(id: number): void {
-    Atomics.store(this.stopWord, 0, id);
+    for (let i = 0; i < STOP_SLOTS; i++) if (Atomics.compareExchange(this.stopWord, i, 0, id) === 0) return;
+    Atomics.store(this.stopWord, this.nextOverwrite++ % STOP_SLOTS, id);
   }
+  private nextOverwrite = 0;
+
 
   /** Whether the worker answers within `ms` (it cannot while a guest holds it). */
   async responsive(ms: number): Promise<boolean> {
@@ -232,13 +239,19 @@ export class SessionWorker {
           ? Promise.resolve().then(() => h.hooks.op(m.kind as OpKind, m.inv, m.request, { body: m.body, signal: abort.signal }))
           : Promise.reject(new GuestCrashError('the guest instance is gone'));
         work.then(
-          (value) => this.send({ type: 'opResult', req: m.req, ok: true, value }),
+          (value) => {
+            try {
+              this.send({ type: 'opResult', req: m.req, ok: true, value });
+            } catch (e) { // not cloneable (a capability's bug): the op fails, the thread and its guests go on
+              this.send({ type: 'opResult', req: m.req, ok: false, error: { name: 'Error', message: `${m.kind} produced a value that cannot be passed to the guest (${(e as Error).message})` } });
+            }
+          },
           (e) => this.send({ type: 'opResult', req: m.req, ok: false, error: toWire(e) }),
         ).finally(() => this.aborts.delete(m.req));
         break;
       }
       case 'abort':
-        this.aborts.get(m.req)?.abort.abort();
+        this.aborts.get(m.req)?.abort.abort(m.reason === undefined ? undefined : new CancelledError(m.reason));
         break;
       case 'idle':
         this.hooks.get(m.id)?.hooks.idle?.();

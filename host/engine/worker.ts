@@ -29,7 +29,7 @@ export type FromWorker =
   | { type: 'progress'; seq: number; update: string }
   | { type: 'idle'; id: number }
   | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
-  | { type: 'abort'; req: number }
+  | { type: 'abort'; req: number; reason?: string }
   | { type: 'discardBody'; id: number; body: number }
   | { type: 'vars'; session: string; op: 'set' | 'delete'; key: string; value?: string }
   | { type: 'log'; id: number; level: string; message: string }
@@ -91,7 +91,7 @@ if (parentPort && workerData?.kilnWorker) {
         if (extras.signal.aborted) return reject(new KilnError(`${kind} was cancelled: its call had ended`));
         const req = nextReq++;
         ops.set(req, { resolve, reject });
-        extras.signal.addEventListener('abort', () => post({ type: 'abort', req }), { once: true });
+        extras.signal.addEventListener('abort', () => post({ type: 'abort', req, reason: (extras.signal.reason as Error | undefined)?.message }), { once: true });
         post({ type: 'op', id, req, kind, inv: { id: inv.id, tool: inv.tool }, request, body: extras.body });
       }),
     discardBody: (body) => post({ type: 'discardBody', id, body }),
@@ -112,7 +112,10 @@ if (parentPort && workerData?.kilnWorker) {
     },
     log: (level, message) => post({ type: 'log', id, level, message }),
     busy,
-    stopRequested: () => Atomics.load(stopWord, 0) === id,
+    stopRequested: () => {
+      for (let i = 0; i < stopWord.length; i++) if (Atomics.load(stopWord, i) === id) return true;
+      return false;
+    },
   });
 
   // A value that cannot be cloned across threads (json-depth.ts bounds results; this is the last guard) is
@@ -162,6 +165,7 @@ if (parentPort && workerData?.kilnWorker) {
         cancels.get(m.of)?.cancel?.(m.reason);
         break;
       case 'dispose':
+        for (let i = 0; i < stopWord.length; i++) Atomics.compareExchange(stopWord, i, m.id, 0); // its stop request, if any, is done
         instances.get(m.id)?.dispose(fromWire(m.error));
         instances.delete(m.id);
         break;
