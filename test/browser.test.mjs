@@ -25,12 +25,19 @@ async function site(t) {
       case '/redir': res.writeHead(302, { location: `${other}/secret` }); return res.end();
       case '/frame': return html(`<iframe src="${other}/framed"></iframe><p>framed</p>`);
       case '/img': return html(`<img src="${other}/pixel.png"><p>img</p>`);
+      case '/drip': { // a response that never ends: closed only when the client goes away
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('.'), 100);
+        res.on('close', () => { clearInterval(timer); dripClosed.push(Date.now()); });
+        return;
+      }
       case '/fetcher': return html(`<p id="r">…</p><script>fetch('${other}/api').then(() => 'reached', () => 'blocked').then((s) => { document.querySelector('#r').textContent = s; });</script>`);
       default: return html('<p>hello</p>');
     }
   });
   // A WebSocket endpoint that only counts what arrives (and when): enough to see whether a tunnel is open.
   const wsData = [];
+  const dripClosed = [];
   srv.on('upgrade', (req, socket) => {
     const accept = createHash('sha1').update(req.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
@@ -39,7 +46,7 @@ async function site(t) {
   });
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));
   t.after(() => { srv.closeAllConnections?.(); srv.close(); });
-  return { port: srv.address().port, hits, wsData };
+  return { port: srv.address().port, hits, wsData, dripClosed };
 }
 
 const SOURCE = (port) => `
@@ -125,7 +132,7 @@ defineTool({ name: 'b.objects', exposeAsTool: true, allow: { browser }, handler:
 } });
 defineTool({ name: 'b.ws', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
   await page.goto(base + '/login');
-  await page.evaluate("(() => { const w = new WebSocket('ws://127.0.0.1:${port}/ws'); w.onopen = () => setInterval(() => w.send('tick'), 100); })()");
+  await page.evaluate("(() => { const w = new WebSocket('ws://127.0.0.1:${port}/ws'); w.onopen = () => setInterval(() => w.send('tick'), 100); fetch('/drip').then((r) => r.body.getReader().read()); })()");
   await page.waitForTimeout(600);
   return 'open';
 } });
@@ -227,13 +234,15 @@ test("the page's console and dialogs are readable afterwards; Playwright's Timeo
   assert.match((await call(client, 'b.viewport')).text, /setViewportSize takes \{ width, height \} of 1 to 4096 pixels/);
 });
 
-test('a WebSocket opened during a call is cut when the call stops driving the page', { timeout: 60_000 }, async (t) => {
-  const { client, wsData } = await setup(t);
+test('a WebSocket or a streaming response opened during a call is cut when the call stops driving the page', { timeout: 60_000 }, async (t) => {
+  const { client, wsData, dripClosed, hits } = await setup(t);
   assert.equal((await call(client, 'b.ws')).text, 'open');
   const ended = Date.now();
   assert.ok(wsData.length > 0, 'the socket carried nothing while the tool drove the page');
   await new Promise((r) => setTimeout(r, 1000));
   assert.deepEqual(wsData.filter((d) => d.at > ended + 100), [], 'data went out between calls');
+  assert.ok(hits.some((h) => h.endsWith('/drip')), 'the streaming request never started');
+  assert.equal(dripClosed.length, 1, 'the streaming response outlived its call');
 });
 
 test('WebRTC cannot pass the gate: no UDP reaches a host the tool did not declare', { timeout: 60_000 }, async (t) => {

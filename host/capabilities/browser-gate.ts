@@ -32,9 +32,10 @@ export class BrowserGate {
     });
   }
 
-  /** Open tunnels (CONNECT: https, WebSockets) by their target URL: judged when they open, so they are cut
-   *  when no tool drives the context any more, and when a tool that does not allow their target starts to. */
-  private readonly tunnels = new Map<net.Socket, string>();
+  /** Open tunnels (CONNECT: https, WebSockets) and plain requests still streaming, by their target URL: judged
+   *  when they open, so they are cut when no tool drives the context any more, and when a tool that does not
+   *  allow their target starts to (a slow upload or a long poll must not outlive the call that started it). */
+  private readonly tunnels = new Map<{ destroy(): void }, string>();
 
   /** A tool with `allow.browser` = `entries` drives the context until the returned function is called. */
   drive(entries: string[]): () => void {
@@ -75,6 +76,9 @@ export class BrowserGate {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
+    const stream = { destroy: () => { upstream.destroy(); res.destroy(); } };
+    this.tunnels.set(stream, url);
+    res.on('close', () => this.tunnels.delete(stream));
     upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     req.pipe(upstream);
   }
