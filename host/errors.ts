@@ -55,6 +55,13 @@ export class CancelledError extends KilnError {
   override name = 'CancelledError';
 }
 
+/** "`what` was cancelled by the client (its reason)": an abort signal's reason (an Error's message, or the
+ *  string a client sent with notifications/cancelled) in a message a person can read. */
+export function cancelledMessage(what: string, reason: unknown): string {
+  const detail = reason instanceof Error ? reason.message : typeof reason === 'string' && reason ? reason : undefined;
+  return `${what} was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`;
+}
+
 /** The guest ran out of its memory limit; the guest was discarded. */
 export class MemoryLimitError extends KilnError {
   override name = 'MemoryLimitError';

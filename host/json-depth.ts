@@ -9,6 +9,7 @@ export const MAX_JSON_DEPTH = 1000;
 /** Whether JSON `text` nests arrays and objects more than `max` levels deep (brackets inside strings do not
  *  count). The text need not be valid JSON; what matters is what a parser would have to descend. */
 export function textNestsDeeper(text: string, max = MAX_JSON_DEPTH): boolean {
+  if (text.length <= max) return false; // too short to hold max + 1 opening brackets (the common case: no scan)
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -11,11 +11,11 @@ import { BuildCache } from './build/cache.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
-import type { CancelHook } from './engine/instance.js';
+import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
 import { AuditLog, auditTarget } from './audit-log.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
-import { CancelledError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { CancelledError, cancelledMessage, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
@@ -28,8 +28,6 @@ const LOAD_CONCURRENCY = 4;
 
 /** The longest time limit a call can have: what a Node timer can wait. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-/** How long a cancelled call's guest has to finish (seeing ctx.signal abort) before it is stopped and discarded. */
-export const CANCEL_GRACE_MS = 200;
 
 export interface LoadedExtension {
   file: string;
@@ -329,9 +327,7 @@ export class Registry {
       }, limit);
       onAbort = () => {
         clearTimeout(timer);
-        const why = signal!.reason;
-        const detail = why instanceof Error ? why.message : typeof why === 'string' && why ? why : undefined;
-        hook.cancel?.(`${what} was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`);
+        hook.cancel?.(cancelledMessage(what, signal!.reason));
         const grace = setTimeout(() => {
           session.discard(ext, `${what} was cancelled and did not stop`); // stops it mid-run
           reject(cancelled(name));

@@ -12,7 +12,7 @@
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
 import type { Engine } from './engine/engine.js';
 import { WorkerPool } from './engine/pool.js';
-import { CancelledError, KilnError } from './errors.js';
+import { CancelledError, KilnError, cancelledMessage } from './errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from './policy.js';
 import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
@@ -25,8 +25,7 @@ const SESSION_NAME = /^[\w.:@-]{1,128}$/;
 function cancelledBy(signal: AbortSignal): Error {
   const why = signal.reason;
   if (why instanceof KilnError) return why;
-  const detail = why instanceof Error ? why.message : typeof why === 'string' && why ? why : undefined;
-  return new CancelledError(`the call was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`);
+  return new CancelledError(cancelledMessage('the call', why));
 }
 
 /** Rejects when `signal` aborts (cancelledBy). */

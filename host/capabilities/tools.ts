@@ -21,11 +21,10 @@ export function checkToolCall(caller: ToolManifest, callerFile: string, callee: 
 }
 
 /** The tools `start` can reach through plugins[...], itself included: its file's tools and what allow.tools
- *  names, transitively. `tools` maps every loaded tool to its manifest and file. */
-export function reachableTools(start: string, tools: Map<string, { manifest: ToolManifest; file: string }>): Set<string> {
+ *  names, transitively. `tools` maps every loaded tool to its manifest and file; `byFile`, each file to its
+ *  tools' names (`toolsByFile`), made once for all the tools of a listing. */
+export function reachableTools(start: string, tools: Map<string, { manifest: ToolManifest; file: string }>, byFile = toolsByFile(tools)): Set<string> {
   const seen = new Set<string>([start]);
-  const byFile = new Map<string, string[]>();
-  for (const [name, t] of tools) byFile.set(t.file, [...(byFile.get(t.file) ?? []), name]);
   for (const todo = [start]; todo.length > 0;) {
     const t = tools.get(todo.pop()!);
     if (!t) continue;
@@ -37,4 +36,11 @@ export function reachableTools(start: string, tools: Map<string, { manifest: Too
     }
   }
   return seen;
+}
+
+/** Each file's tools' names. */
+export function toolsByFile(tools: Map<string, { file: string }>): Map<string, string[]> {
+  const byFile = new Map<string, string[]>();
+  for (const [name, t] of tools) byFile.set(t.file, [...(byFile.get(t.file) ?? []), name]);
+  return byFile;
 }

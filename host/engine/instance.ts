@@ -47,8 +47,9 @@ export interface Invocation {
   readonly tool: string;
 }
 
-/** How long a cancelled invocation's abort listeners may run (guest.cancel), like the caller's grace period. */
-const CANCEL_RUN_MS = 200;
+/** How long a cancelled call's guest has to finish (seeing ctx.signal abort) before the caller stops and
+ *  discards it (registry.ts); its abort listeners run under the same bound (`cancel`). */
+export const CANCEL_GRACE_MS = 200;
 
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
 export const DEFAULT_RUN_MS = 30_000;
@@ -309,7 +310,7 @@ export class GuestInstance {
     try {
       // Its abort listeners run now: they get the grace period, not the call's whole deadline (inline, a
       // listener that spins would hold the server's thread until then).
-      this.enter(() => this.guest.cancel(inv, reason), performance.now() + CANCEL_RUN_MS);
+      this.enter(() => this.guest.cancel(inv, reason), performance.now() + CANCEL_GRACE_MS);
     } catch {
       // the instance died; what was running has been failed with the reason
     }

@@ -10,7 +10,7 @@ import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
 import { grantedCommands } from '../capabilities/commands.js';
-import { reachableTools } from '../capabilities/tools.js';
+import { reachableTools, toolsByFile } from '../capabilities/tools.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';
@@ -117,8 +117,9 @@ export class McpHost {
     // its allow.tools names, transitively: capabilities/tools.ts) are granted.
     const granted = (e: ToolEntry) => grantedCommands(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy.commands);
     const loaded = new Map([...this.registry.tools].map(([name, e]) => [name, { manifest: e.manifest, file: e.extension.file }]));
+    const byFile = toolsByFile(loaded);
     const reachOf = (name: string) => {
-      const all = [...reachableTools(name, loaded)].map((n) => this.registry.tools.get(n)!);
+      const all = [...reachableTools(name, loaded, byFile)].map((n) => this.registry.tools.get(n)!);
       return {
         commands: all.some((e) => granted(e).length > 0),
         net: all.some((e) => e.manifest.allow.net.length > 0),
