@@ -199,7 +199,9 @@
   const LOCATOR_METHODS = ['click', 'dblclick', 'fill', 'type', 'press', 'check', 'uncheck', 'selectOption', 'hover',
     'focus', 'textContent', 'innerText', 'innerHTML', 'getAttribute', 'inputValue', 'isVisible', 'isChecked', 'count',
     'allTextContents', 'waitFor'];
-  const jsonArgs = (args) => JSON.parse(JSON.stringify(args, (_k, v) => (v instanceof RegExp ? String(v) : v)) ?? '[]');
+  // Arguments as JSON; a RegExp (getByText(/^Sign/i), { name: /go/i }) travels marked, and the host makes it a
+  // RegExp again where the browser, not the host, matches it (locator steps).
+  const jsonArgs = (args) => JSON.parse(JSON.stringify(args, (_k, v) => (v instanceof RegExp ? { '$kiln.regexp': [v.source, v.flags] } : v)) ?? '[]');
   // page.on('console' | 'dialog', fn): the host keeps what a page says and asks; an answer to a call made while
   // listeners exist carries what is new, and the listeners hear it before the call's promise settles.
   // Listeners belong to the page object of one handler call. Dialogs have already been dismissed.

@@ -64,7 +64,8 @@ defineTool({ name: 'b.locators', exposeAsTool: true, allow: { browser }, handler
   const items = page.getByTestId('item');
   const all = await items.all();
   return { count: await items.count(), second: await items.nth(1).textContent(), first: await items.first().textContent(),
-    each: await Promise.all(all.map((l) => l.textContent())), chained: await page.locator('ul').locator('li').last().innerText() };
+    each: await Promise.all(all.map((l) => l.textContent())), chained: await page.locator('ul').locator('li').last().innerText(),
+    regex: await page.getByText(/^TW/i).count(), named: await page.getByRole('button', { name: /^g/i }).count(), literal: await page.getByText('/^TW/i').count() };
 } });
 defineTool({ name: 'b.eval', exposeAsTool: true, allow: { browser }, handler: async ({ page }) => {
   await page.setContent('<p id="x">from setContent</p>');
@@ -174,7 +175,7 @@ test('a page: a login form, locator chains, evaluate, setContent, and a screensh
   const login = await call(client, 'b.login', { user: 'ada' });
   assert.equal(login.isError, false, login.text);
   assert.deepEqual(login.json, { out: 'welcome ada', title: 't', url: `http://127.0.0.1:${port}/login` });
-  assert.deepEqual((await call(client, 'b.locators')).json, { count: 3, second: 'two', first: 'one', each: ['one', 'two', 'three'], chained: 'three' });
+  assert.deepEqual((await call(client, 'b.locators')).json, { count: 3, second: 'two', first: 'one', each: ['one', 'two', 'three'], chained: 'three', regex: 1, named: 1, literal: 0 });
   assert.deepEqual((await call(client, 'b.eval')).json, { doubled: 42, text: 'from setContent' });
   const shot = await client.callTool({ name: 'b.shot', arguments: {} });
   assert.equal(shot.isError, undefined, JSON.stringify(shot).slice(0, 300));

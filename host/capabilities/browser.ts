@@ -324,7 +324,7 @@ export class SessionBrowser {
       const [name, ...a] = Array.isArray(step) ? step : [];
       if (typeof name !== 'string' || !LOCATOR_STEPS.has(name)) throw new KilnError(`locator step ${JSON.stringify(name)?.slice(0, 64)} is not available`);
       if ((name === 'first' || name === 'last' || name === 'nth') && loc === page) throw new KilnError(`${name}() needs a locator before it`);
-      loc = (loc as unknown as Record<string, (...x: unknown[]) => Locator>)[name](...a);
+      loc = (loc as unknown as Record<string, (...x: unknown[]) => Locator>)[name](...a.map(regexps));
     }
     if (!LOCATOR_METHODS.has(method)) throw new KilnError(`locator.${String(method).slice(0, 64)} is not available to extensions`);
     return plain(await (loc as unknown as Record<string, (...x: unknown[]) => unknown>)[method](...args));
@@ -333,6 +333,22 @@ export class SessionBrowser {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A locator step's argument with the guest's marked regular expressions ({"$kiln.regexp": [source, flags]},
+ *  at the top or one level down, as in { name: /go/i }) made RegExps again. Only locator steps take them: the
+ *  browser matches them, so a slow pattern costs the page, never the host's thread. */
+function regexps(v: unknown): unknown {
+  const one = (x: unknown): unknown => {
+    const m = isObject(x) ? x['$kiln.regexp'] : undefined;
+    if (!Array.isArray(m)) return x;
+    const [source, flags] = m;
+    if (typeof source !== 'string' || source.length > 1000 || typeof flags !== 'string' || !/^[dgimsuy]*$/.test(flags)) {
+      throw new KilnError('a locator regular expression must be at most 1000 characters, with flags among dgimsuy');
+    }
+    return new RegExp(source, flags);
+  };
+  if (!isObject(v) || Array.isArray((v as Record<string, unknown>)['$kiln.regexp'])) return one(v);
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, one(x)]));
+}
 /** What a Playwright method returned, as plain JSON for the guest: a Response becomes {status, url}, an
  *  ElementHandle (waitForSelector) is released and becomes null; strings, numbers, booleans and arrays of
  *  them pass. No Playwright object is ever answered (it could not cross the boundary, or a thread). */
