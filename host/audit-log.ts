@@ -29,7 +29,7 @@ export interface AuditSubject {
 export type AuditRecord =
   | (AuditSubject & { type: 'call'; phase: 'start' })
   | (AuditSubject & { type: 'call'; phase: 'end'; durationMs: number; outcome: 'ok' | 'error'; error?: string })
-  | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; reason?: string; durationMs: number });
+  | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; reason?: string; durationMs: number });
 
 /** What a capability call is aimed at, as the log may show it (see the invariants above). */
 export function auditTarget(kind: string, request: unknown): string {

@@ -11,6 +11,7 @@ import { discover } from './discovery.js';
 import { Registry } from './registry.js';
 import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
+import type { WatchOptions } from './mcp/server.js';
 import { printable, printableLine } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
@@ -24,7 +25,9 @@ usage:
   kiln build <file> [-o out.wasm]      compile an extension into a sealed artifact; prints its sha256
   kiln build <file>... [--out-dir DIR]  several at once (each DIR/<name>.wasm)
   kiln build <dir> -o <outdir>          every extension under <dir> (as kiln mcp finds them), same paths
-  kiln inspect <artifact.wasm> [--json] show an artifact's tools, schemas and declared capabilities
+  kiln inspect <artifact.wasm> [--json] [--config FILE]
+                                        show an artifact's tools, schemas and declared capabilities
+                                        (with --config: what the operator grants it, and the effective)
   kiln run <script> [path...] [--config FILE] [--timeout-ms N]
                                         run a script with the tools of the extensions named (or in
                                         ./kiln.toml); prints the value of its last expression as JSON
@@ -102,15 +105,21 @@ const isDirectory = (p: string): boolean => {
 };
 
 async function inspect(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, config: { type: 'string' } } });
   if (positionals.length !== 1) throw new KilnError('kiln inspect: name one artifact');
   const file = positionals[0];
   const bytes = readFileSync(file);
   const manifest = readManifest(file, bytes);
+  // --config: what the operator's grants make of each tool's declaration (grants.ts), for this very file.
+  const policy = values.config ? (await import('./config.js')).readConfig(resolve(values.config)).policy : undefined;
+  const { authority } = await import('./grants.js');
+  const identity = { file: resolve(file), sha256: sha256(bytes) };
+  const authorityOf = (t: (typeof manifest.tools)[number]) => (policy ? authority(t.allow, identity, policy) : undefined);
   const engine = await Engine.load().catch(() => undefined);
   const engineNote = !engine ? 'no local engine to compare' : engine.info.id === manifest.engine ? 'matches this host' : 'NOT this host\'s engine: rebuild it';
   if (values.json) {
-    process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest }, null, 2) + '\n');
+    const tools = manifest.tools.map((t) => ({ ...t, ...(policy ? { authority: authorityOf(t), mode: policy.grants.mode } : {}) }));
+    process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest, tools }, null, 2) + '\n');
     return 0;
   }
   // Everything below comes from the artifact: each field is printed on its own line, escaped (terminal.ts).
@@ -134,22 +143,40 @@ async function inspect(argv: string[]): Promise<number> {
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
     lines.push(`    browser      ${t.allow.browser.length ? t.allow.browser.join(', ') : '(none)'}`);
+    const a = authorityOf(t);
+    if (a) {
+      const show = (v: string[] | null) => (v === null ? '(not narrowed)' : v.length ? v.join(', ') : '(none)');
+      lines.push(`    under ${values.config} (mode "${policy!.grants.mode}"): kind: declared → granted → effective`);
+      for (const k of Object.keys(a.declared) as (keyof typeof a.declared)[]) {
+        if (a.declared[k].length === 0 && !a.granted[k]?.length) continue;
+        lines.push(`      ${k.padEnd(9)} ${show(a.declared[k])} → ${show(a.granted[k])} → ${show(a.effective[k])}`);
+      }
+    }
   }
   process.stdout.write(lines.map(printableLine).join('\n') + '\n');
   return 0;
 }
 
-/** Extensions from the named paths and/or a config file (./kiln.toml when none is named and it exists). */
-async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false, onConfig?: (c: KilnConfig) => void): Promise<Registry> {
+/** The config file a command uses when none is named: the one of ./kiln.toml, ./kiln.yaml, ./kiln.yml and
+ *  ./kiln.json that exists (several: an error, since kiln cannot know which one the operator edits). */
+function defaultConfig(): string | undefined {
+  const found = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'].filter((n) => existsSync(n));
+  if (found.length > 1) throw new KilnError(`found ${found.join(' and ')} here: keep one, or name it with --config`);
+  return found[0] && resolve(found[0]);
+}
+
+/** Extensions from the named paths and/or a config file (./kiln.toml, .yaml, .yml or .json when none is named
+ *  and one exists). */
+async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false, onConfig?: (c: KilnConfig, file: string) => void): Promise<Registry> {
   let config;
-  const file = resolve(configFile ?? 'kiln.toml');
-  if (configFile || (paths.length === 0 && existsSync(file))) {
-    const { readConfig } = await import('./config.js'); // smol-toml loads only when there is a config
+  const file = configFile ? resolve(configFile) : paths.length === 0 ? defaultConfig() : undefined;
+  if (file) {
+    const { readConfig } = await import('./config.js'); // the TOML/YAML parsers load only when there is a config
     config = readConfig(file);
-    onConfig?.(config);
+    onConfig?.(config, file);
     paths = [...paths, ...config.extensions];
   } else if (paths.length === 0 && required) {
-    throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml');
+    throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml (or kiln.yaml, kiln.json)');
   }
   const registry = new Registry(await Engine.load(), config?.policy, oneShot);
   await registry.load(paths, config?.exclude);
@@ -189,16 +216,23 @@ async function run(argv: string[]): Promise<number> {
 async function mcp(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' }, watch: { type: 'boolean' } } });
   let config: KilnConfig | undefined;
-  const registry = await loadRegistry(positionals, values.config, true, false, (c) => (config = c));
-  const watch = values.watch ? { paths: [...positionals, ...(config?.extensions ?? [])], exclude: config?.exclude ?? [] } : undefined;
+  let configPath: string | undefined;
+  const registry = await loadRegistry(positionals, values.config, true, false, (c, f) => {
+    config = c;
+    configPath = f;
+  });
+  const watch: WatchOptions = {
+    ...(values.watch ? { files: { paths: [...positionals, ...(config?.extensions ?? [])], exclude: config?.exclude ?? [] } } : {}),
+    ...(config && configPath ? { config: { file: configPath, positionals, current: config } } : {}),
+  };
   err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over ${values.http ? 'HTTP' : 'stdio'}` +
     (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');
-    await serveHttp(registry, VERSION, values.http, config?.http, watch);
+    await serveHttp(registry, VERSION, values.http, config?.http, watch.files || watch.config ? watch : undefined);
   } else {
     const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
-    await serveStdio(registry, VERSION, watch);
+    await serveStdio(registry, VERSION, watch.files || watch.config ? watch : undefined);
   }
   return -1; // keep running
 }

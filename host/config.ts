@@ -2,10 +2,21 @@
 //
 //   extensions = ["./extensions", "./tools/box-login.ts"]   # files or directories (scanned recursively)
 //
-//   [commands]                  # the operator's ceiling on allow.commands
+//   [policy]
+//   mode = "declared"           # "declared": what a tool declares, narrowed by the kinds its [grants] lists
+//                               # "granted": only what it declares AND its [grants] lists; "ask": like
+//                               # "granted", a declared use not granted is put to a human (grants.ts)
+//   [grants."extensions/notes.ts"]   # the file as found on disk (relative to this file), or "sha256:<hash>"
+//   commands = ["add"]          # names; net/browser: hosts in allow.net's grammar; tools: tool names
+//   net = ["api.github.com"]
+//   fs = { read = ["./data"], write = ["./out"] }
+//   env = { SESSION_ID = "abc" } # explicit values for names its tools declare in allow.env
+//   allowEnv = ["TZ"]           # server environment names passed through, for this extension only
+//
+//   [commands]                  # the operator's switch on allow.commands
 //   enabled = true              # false: no extension runs any command, whatever it declares
-//   [commands.extensions]       # per extension: the only command names it may run; a key is the file's
-//   "extensions/git-sha.ts" = ["headSha"]   # path relative to this file, or "sha256:<artifact hash>"
+//   [commands.extensions]       # the older spelling of [grants."<file>"] commands (one or the other per file)
+//   "extensions/git-sha.ts" = ["headSha"]
 //
 //   [net]                       # outbound HTTP (allow.net)
 //   emptyMeansUnrestricted = false   # true: a tool that declares no net may reach any host (compat)
@@ -15,7 +26,8 @@
 //   maxConcurrent = 16               # requests in flight per session
 //
 //   [scripting]
-//   allowEnv = ["TZ"]           # server env names a guest's process.env may show
+//   allowEnv = ["TZ"]           # server env names scripts' process.env shows, and (mode "declared") every
+//                               # extension's, for the names its tools declare in allow.env
 //
 //   [limits]
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
@@ -44,13 +56,16 @@
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
 //   allowedOrigins = ["https://app.example"] # Origins browsers may call from (none by default)
+//
+// The same settings may be written as kiln.yaml (or .yml) or kiln.json: one schema, the same messages.
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse } from 'smol-toml';
-import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
-import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
+import { createRequire } from 'node:module';
+import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { NO_GRANTS, type Grant, type Grants } from './grants.js';
+import { ENV_NAME } from './manifest.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
@@ -67,14 +82,29 @@ export class ConfigError extends KilnError {
   override name = 'ConfigError';
 }
 
+/** The config files kiln looks for in the working directory when none is named. */
+export const CONFIG_NAMES = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'];
+
+const require = createRequire(import.meta.url);
+
+/** The document in `file`, by its extension: TOML (kiln.toml), YAML (.yaml/.yml) or JSON (.json). */
+function parseDocument(file: string, text: string): unknown {
+  const lower = file.toLowerCase();
+  const [format, parse] = lower.endsWith('.json') ? ['JSON', JSON.parse]
+    : lower.endsWith('.yaml') || lower.endsWith('.yml') ? ['YAML', (t: string) => (require('yaml') as typeof import('yaml')).parse(t, { uniqueKeys: true, maxAliasCount: 100 })]
+    : ['TOML', (t: string) => (require('smol-toml') as typeof import('smol-toml')).parse(t)] as const;
+  try {
+    return (parse as (t: string) => unknown)(text);
+  } catch (e: any) {
+    throw new ConfigError(`${file}: not valid ${format}: ${String(e?.message ?? e).split('\n')[0]}`);
+  }
+}
+
 export function readConfig(file: string): KilnConfig {
   if (!existsSync(file)) throw new ConfigError(`${file}: no such config file`);
-  let doc: Record<string, unknown>;
-  try {
-    doc = parse(readFileSync(file, 'utf8'));
-  } catch (e: any) {
-    throw new ConfigError(`${file}: not valid TOML: ${e.message}`);
-  }
+  const parsed = parseDocument(file, readFileSync(file, 'utf8'));
+  if (!isTable(parsed)) throw new ConfigError(`${file}: the settings must be a table (an object), not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'a list' : typeof parsed}`);
+  const doc = parsed;
   const ext = doc.extensions ?? [];
   if (!Array.isArray(ext) || !ext.every((e) => typeof e === 'string')) {
     throw new ConfigError(`${file}: \`extensions\` must be a list of paths`);
@@ -84,13 +114,15 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
+  const commands = readCeiling(file, doc.commands);
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
     exclude,
     policy: {
-      commands: readCeiling(file, doc.commands),
+      commands: { enabled: commands.enabled },
+      grants: readGrants(file, doc.policy, doc.grants, commands.extensions),
       net: readNet(file, doc.net),
       allowEnv: readAllowEnv(file, doc.scripting),
       limits: readLimits(file, doc.limits),
@@ -100,6 +132,79 @@ export function readConfig(file: string): KilnConfig {
     },
     http: readHttp(file, doc.http),
   };
+}
+
+const GRANT_KEYS = ['commands', 'net', 'browser', 'tools', 'fs', 'env', 'allowEnv'];
+
+/** [policy] mode and [grants."<key>"] tables (grants.ts); [commands.extensions] lists fold in as grants'
+ *  commands (a file named in both is an error: one place says what it may run). */
+function readGrants(file: string, policy: unknown, grants: unknown, legacyCommands: Record<string, string[]>): Grants {
+  let mode: Grants['mode'] = 'declared';
+  if (policy !== undefined) {
+    if (!isTable(policy)) throw new ConfigError(`${file}: [policy] must be a table`);
+    for (const k of Object.keys(policy)) if (k !== 'mode') throw new ConfigError(`${file}: [policy] has an unknown key "${k}" (mode)`);
+    if (policy.mode !== undefined && !['declared', 'granted', 'ask'].includes(policy.mode as string)) {
+      throw new ConfigError(`${file}: [policy] mode must be "declared", "granted" or "ask" (found ${JSON.stringify(policy.mode)})`);
+    }
+    mode = (policy.mode as Grants['mode'] | undefined) ?? 'declared';
+  }
+  if (grants !== undefined && !isTable(grants)) throw new ConfigError(`${file}: [grants] must be a table of extension → grant`);
+  const written: Record<string, Grant> = {};
+  for (const [key, g] of Object.entries(grants ?? {})) written[key] = readGrant(file, key, g);
+  for (const [key, names] of Object.entries(legacyCommands)) {
+    const same = Object.keys(written).find((k) => operatorKey(file, k) === operatorKey(file, key));
+    if (same && written[same].commands) throw new ConfigError(`${file}: [commands.extensions] and [grants."${same}"] both say which commands ${key} may run; keep one (the grant)`);
+    if (same) written[same] = { ...written[same], commands: names };
+    else written[key] = { commands: names };
+  }
+  const extensions = keyed(file, '[grants]', written);
+  const spelled: Record<string, string> = {};
+  for (const key of Object.keys(written)) spelled[operatorKey(file, key)] = key;
+  return mode === 'declared' && Object.keys(extensions).length === 0 ? { ...NO_GRANTS, file } : { mode, extensions, spelled, file };
+}
+
+function readGrant(file: string, key: string, g: unknown): Grant {
+  const where = `[grants."${key}"]`;
+  if (!isTable(g)) throw new ConfigError(`${file}: ${where} must be a table`);
+  const list = (k: string, x: unknown, check?: (s: string) => string | undefined): string[] => {
+    if (!Array.isArray(x) || !x.every((e) => typeof e === 'string' && e.length > 0)) throw new ConfigError(`${file}: ${where} ${k} must be a list of strings`);
+    for (const e of x) {
+      const bad = check?.(e);
+      if (bad) throw new ConfigError(`${file}: ${where} ${k}: ${bad}`);
+    }
+    return x;
+  };
+  const hostPattern = (e: string) => {
+    try {
+      parsePattern(e);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const prefix = (e: string) => (e.startsWith('/') || e.split(/[\\/]/).includes('..') ? `"${e}" must be a path relative to [fs] root, without ".."` : undefined);
+  const envName = (e: string) => (ENV_NAME.test(e) ? undefined : `"${e}" is not an environment variable name`);
+  const out: Grant = {};
+  for (const [k, x] of Object.entries(g)) {
+    if (k === 'commands' || k === 'tools') out[k] = list(k, x);
+    else if (k === 'net' || k === 'browser') out[k] = list(k, x, hostPattern);
+    else if (k === 'allowEnv') out.allowEnv = list(k, x, envName);
+    else if (k === 'fs') {
+      if (!isTable(x)) throw new ConfigError(`${file}: ${where} fs must be a table { read = [...], write = [...] }`);
+      for (const fk of Object.keys(x)) if (fk !== 'read' && fk !== 'write') throw new ConfigError(`${file}: ${where} fs has an unknown key "${fk}" (read, write)`);
+      out.fs = {};
+      if (x.read !== undefined) out.fs.read = list('fs.read', x.read, prefix);
+      if (x.write !== undefined) out.fs.write = list('fs.write', x.write, prefix);
+    } else if (k === 'env') {
+      if (!isTable(x) || !Object.values(x).every((v) => typeof v === 'string')) throw new ConfigError(`${file}: ${where} env must be a table of NAME = "value"`);
+      for (const name of Object.keys(x)) {
+        const bad = envName(name);
+        if (bad) throw new ConfigError(`${file}: ${where} env: ${bad}`);
+      }
+      out.env = { ...(x as Record<string, string>) };
+    } else throw new ConfigError(`${file}: ${where} has an unknown key "${k}" (${GRANT_KEYS.join(', ')})`);
+  }
+  return out;
 }
 
 function readAudit(file: string, v: unknown): AuditSettings {
@@ -244,8 +349,8 @@ function readAllowEnv(file: string, v: unknown): string[] {
   return list;
 }
 
-function readCeiling(file: string, v: unknown): CommandCeiling {
-  if (v === undefined) return OPEN_CEILING;
+function readCeiling(file: string, v: unknown): { enabled: boolean; extensions: Record<string, string[]> } {
+  if (v === undefined) return { enabled: true, extensions: {} };
   const bad = (msg: string) => new ConfigError(`${file}: [commands] ${msg}`);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('must be a table');
   const t = v as Record<string, unknown>;
@@ -256,5 +361,6 @@ function readCeiling(file: string, v: unknown): CommandCeiling {
   for (const [name, list] of Object.entries(exts)) {
     if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw bad(`extensions."${name}" must be a list of command names`);
   }
-  return { enabled: t.enabled !== false, extensions: keyed(file, '[commands.extensions]', exts as Record<string, string[]>) };
+  keyed(file, '[commands.extensions]', exts as Record<string, string[]>); // two spellings of one file: an error
+  return { enabled: t.enabled !== false, extensions: exts as Record<string, string[]> };
 }

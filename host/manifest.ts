@@ -63,7 +63,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** Tool names: the characters MCP recommends, dot-namespaced by convention. No spaces, no look-alike letters
  *  from other scripts, no zero-width or control characters: a name cannot impersonate another. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Names kiln keeps for its own tools. */
 const RESERVED = /^(kiln_|run_script$)/i;
 

@@ -3,6 +3,7 @@ import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { grantOf, NO_GRANTS, type Grants } from './grants.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -34,9 +35,12 @@ export interface SessionSettings {
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256, maxSessions: 1024, isolation: 'worker' };
 
 export interface OperatorPolicy {
+  /** [policy] mode and [grants]: what the operator grants each extension (grants.ts). */
+  grants: Grants;
   commands: CommandCeiling;
   net: NetPolicy;
-  /** Server environment variables a guest's `process.env` may show (when they are set). */
+  /** [scripting] allowEnv: server environment variables scripts' `process.env` shows (when they are set), and,
+   *  in mode "declared", every extension's (for the names its tools declare). */
   allowEnv: string[];
   limits: Limits;
   sessions: SessionSettings;
@@ -59,22 +63,29 @@ export const DEFAULT_BROWSER: BrowserSettings = { enabled: true, executablePath:
 export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024, memory: {}, maxResultBytes: 4 * 1024 * 1024, totalMemoryBytes: 4 * 1024 * 1024 * 1024 };
 
 export const DEFAULT_POLICY: OperatorPolicy = {
-  commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
+  grants: NO_GRANTS, commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {
   return operatorEntry(policy.limits.memory, ext) ?? policy.limits.memoryLimitBytes;
 }
 
-/** The environment a guest sees: the names its tools declare (allow.env) that the operator allows
- *  ([scripting] allowEnv) and that are set on the server, nothing else. `declared` undefined: a script's guest
- *  (the operator's or client's own code), which sees every allowed name. One guest serves one file, whose
- *  tools share its globals, so the file's tools together are what is declared. */
-export function guestEnv(policy: OperatorPolicy, declared?: string[], env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+/** The environment a guest sees. A script's guest (`ext` undefined: the operator's or client's own code): the
+ *  [scripting] allowEnv names set on the server. An extension's: only names its tools declare (allow.env), each
+ *  from its grant's explicit `env` value, else passed through when its grant's `allowEnv` lists it (or, in mode
+ *  "declared", [scripting] allowEnv does) and it is set on the server; nothing else. One guest serves one file,
+ *  whose tools share its globals, so the file's tools together are what is declared. */
+export function guestEnv(policy: OperatorPolicy, ext?: { identity: ExtensionIdentity; declared: string[] }, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of policy.allowEnv) {
-    if (declared && !declared.includes(name)) continue;
-    if (env[name] !== undefined) out[name] = env[name]!;
+  if (!ext) {
+    for (const name of policy.allowEnv) if (env[name] !== undefined) out[name] = env[name]!;
+    return out;
+  }
+  const { grant } = grantOf(policy.grants, ext.identity);
+  const passed = [...(grant?.allowEnv ?? []), ...(policy.grants.mode === 'declared' ? policy.allowEnv : [])];
+  for (const name of ext.declared) {
+    if (grant?.env && Object.hasOwn(grant.env, name)) out[name] = grant.env[name];
+    else if (passed.includes(name) && env[name] !== undefined) out[name] = env[name]!;
   }
   return out;
 }

@@ -13,6 +13,7 @@ import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
 import { AuditLog, auditTarget } from './audit-log.js';
+import { decidedBy, NotGrantedError } from './grants.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, cancelledMessage, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
@@ -96,7 +97,12 @@ export class Registry {
 
   /** `lazySchemas`: compile a tool's inputSchema on its first call instead of at load (a one-shot `kiln run`
    *  calls few tools; a server compiles them all at load, so a bad schema fails its file there). */
-  constructor(readonly engine: Engine, readonly policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {
+  /** The operator's settings in force. One object for the server's life, shared with its sessions: a changed
+   *  config (mcp/config-watch.ts) is applied into it (`applyPolicy`), so every later decision reads the new one. */
+  readonly policy: OperatorPolicy;
+
+  constructor(readonly engine: Engine, policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {
+    this.policy = { ...policy };
     this.buildCache = new BuildCache(engine.info.id);
     const { path, maxBytes } = policy.audit;
     if (path) this.audit = new AuditLog({ path, maxBytes });
@@ -168,13 +174,21 @@ export class Registry {
     return changed;
   }
 
+  /** Put `next` in force for every later decision (grants, commands, env, net and limits of new guests). The
+   *  audit log keeps the file it was opened on. */
+  applyPolicy(next: OperatorPolicy): void {
+    Object.assign(this.policy, { ...next, audit: this.policy.audit });
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !w.startsWith('kiln.toml [')));
+    this.warnUnmatched();
+  }
+
   /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently). */
   private warnUnmatched(): void {
     const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));
-    const tables: [string, Record<string, unknown>][] = [['[commands.extensions]', this.policy.commands.extensions], ['[limits.memory]', this.policy.limits.memory]];
+    const tables: [string, Record<string, unknown>][] = [['[grants]', this.policy.grants.extensions], ['[limits.memory]', this.policy.limits.memory]];
     for (const [section, table] of tables) {
       for (const key of Object.keys(table)) {
-        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
+        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${section === '[grants]' ? this.policy.grants.spelled[key] ?? key : key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
       }
     }
   }
@@ -255,17 +269,18 @@ export class Registry {
   private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, op: () => Promise<unknown>): Promise<unknown> {
     if (!this.audit || kind === 'http.read') return op();
     const started = performance.now();
-    const record = (verdict: 'allow' | 'deny', reason?: string) => this.audit!.write({
+    const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => this.audit!.write({
       session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,
-      target: auditTarget(kind, request), verdict, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
+      target: auditTarget(kind, request), verdict, by, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
     });
     try {
       const value = await op();
-      record('allow');
+      record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
       return value;
     } catch (e) {
-      if (e instanceof PermissionError) record('deny', e.message);
-      else record('allow');
+      if (e instanceof NotGrantedError) record('deny', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind, true), e.message);
+      else if (e instanceof PermissionError) record('deny', 'manifest or operator setting', e.message);
+      else record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
       throw e;
     }
   }
@@ -291,6 +306,7 @@ export class Registry {
         extension: { file: ext.file, sha256: ext.artifact.sha256 },
         owner: ext.file,
         ceiling: this.policy.commands,
+        grants: this.policy.grants,
         processes: session.processes,
         http: session.httpFor(ext),
         browser: session.browserFor(ext),

@@ -202,7 +202,7 @@ export class Session {
       host: ext.hostKind ?? this.host,
       platform: process.platform,
       pid: process.pid,
-      env: guestEnv(this.policy, ext.hostKind === 'script' ? undefined : ext.artifact.manifest.tools.flatMap((t) => t.allow.env ?? [])),
+      env: guestEnv(this.policy, ext.hostKind === 'script' ? undefined : { identity: { file: ext.file, sha256: ext.artifact.sha256 }, declared: ext.artifact.manifest.tools.flatMap((t) => t.allow.env ?? []) }),
       memoryLimit: memory,
       browser: this.browsers?.enabled === true, // without it no tool sees page or context (the host refuses anyway)
       moduleUrl: `file:///${ext.artifact.manifest.source.name}`,

@@ -188,7 +188,7 @@ test('a page: a login form, locator chains, evaluate, setContent, and a screensh
   assert.equal(listed.annotations.readOnlyHint, false);
   assert.equal(listed.annotations.openWorldHint, true);
   const audit = (await call(client, 'kiln_extensions')).json.extensions[0].tools.find((x) => x.name === 'b.login');
-  assert.deepEqual([audit.allow.browser, audit.granted.browser], [[`127.0.0.1:${port}`], [`127.0.0.1:${port}`]]);
+  assert.deepEqual([audit.allow.browser, audit.granted.browser, audit.effective.browser], [[`127.0.0.1:${port}`], null, [`127.0.0.1:${port}`]]);
 });
 
 test('the origin gate: navigation, redirect, iframe, image and page fetch to an undeclared host never arrive', { timeout: 120_000 }, async (t) => {

@@ -40,16 +40,24 @@ test('templates: what is refused and what is fine', () => {
 test('grants: declared AND allowed by the operator; kinds do not mix', () => {
   const a = allow({ one: spec(['true']), dev: spec('sleep 1', { persistent: true }) });
   const x = { file: '/nowhere/x.ts', sha256: 'ab'.repeat(32) };
-  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: {} }), ['one', 'dev']);
-  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { '/nowhere/x.ts': ['dev', 'other'] } }), ['dev']);
-  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { [`sha256:${'ab'.repeat(32)}`]: ['one'] } }), ['one']);
+  const on = { enabled: true };
+  const grants = (extensions, mode = 'declared') => ({ mode, extensions, spelled: {} });
+  assert.deepEqual(grantedCommands(a, x, on), ['one', 'dev']);
+  assert.deepEqual(grantedCommands(a, x, on, grants({ '/nowhere/x.ts': { commands: ['dev', 'other'] } })), ['dev']);
+  assert.deepEqual(grantedCommands(a, x, on, grants({ [`sha256:${'ab'.repeat(32)}`]: { commands: ['one'] } })), ['one']);
   // a bare file name is not a key: keys are paths (resolved by config.ts) or sha256:<hex>
-  assert.deepEqual(grantedCommands(a, x, { enabled: true, extensions: { 'x.ts': [] } }), ['one', 'dev']);
-  assert.deepEqual(grantedCommands(a, x, { enabled: false, extensions: {} }), []);
+  assert.deepEqual(grantedCommands(a, x, on, grants({ 'x.ts': { commands: [] } })), ['one', 'dev']);
+  // mode "declared": a grant that does not list commands does not narrow them; "granted": it takes them all
+  assert.deepEqual(grantedCommands(a, x, on, grants({ '/nowhere/x.ts': { net: ['a.com'] } })), ['one', 'dev']);
+  assert.deepEqual(grantedCommands(a, x, on, grants({ '/nowhere/x.ts': { net: ['a.com'] } }, 'granted')), []);
+  assert.deepEqual(grantedCommands(a, x, on, grants({}, 'granted')), []);
+  assert.deepEqual(grantedCommands(a, x, { enabled: false }), []);
   assert.throws(() => commandGrant('t', a, 'run', 'dev'), /is persistent/);
   assert.throws(() => commandGrant('t', a, 'stop', 'one'), /is one-shot/);
   assert.throws(() => commandGrant('t', a, 'run', '__proto__'), /did not declare a command named "__proto__"/);
-  assert.throws(() => commandGrant('t', a, 'run', 'one', x, { enabled: true, extensions: { '/nowhere/x.ts': [] } }), /operator does not allow command "one" for \/nowhere\/x\.ts/);
+  assert.throws(() => commandGrant('t', a, 'run', 'one', x, on, grants({ '/nowhere/x.ts': { commands: [] } })),
+    /the operator has not granted it to \/nowhere\/x\.ts .*add "one" to commands in \[grants\."\/nowhere\/x\.ts"\]/);
+  assert.throws(() => commandGrant('t', a, 'run', 'one', x, { enabled: false }), /turned commands off/);
 });
 
 test('manifests: exec is an alias, unknown fields and capabilities are refused', () => {

@@ -187,12 +187,15 @@ test('the operator ceiling: commands off entirely, or only listed names; kiln_ex
   writeFileSync(only, `[commands.extensions]\n"${artifact}" = ["echoArgv"]\n`);
   const { client: c2 } = await serve(t, { config: only });
   assert.equal((await run(c2, 'echoArgv', { value: 'ok' })).json, 'ok');
-  assert.match((await run(c2, 'echoShell', { value: 'x' })).text, /^PermissionError: the operator does not allow command "echoShell" for .*commands_cmd\.wasm/);
+  assert.match((await run(c2, 'echoShell', { value: 'x' })).text, /^PermissionError: tool "[^"]+" declares commands "echoShell", but the operator has not granted it to .*commands_cmd\.wasm.*add "echoShell" to commands in \[grants\./);
   const audit = (await call(c2, 'kiln_extensions')).json;
   const tool = audit.extensions[0].tools.find((x) => x.name === 'cmd.run');
   assert.ok(Object.keys(tool.allow.commands).includes('echoShell'), 'declared is shown');
   assert.deepEqual(tool.granted.commands, ['echoArgv'], 'granted is shown');
-  assert.deepEqual(audit.operator.commands, { enabled: true, extensions: { [realpathSync(artifact)]: ['echoArgv'] } });
+  assert.deepEqual(tool.effective.commands, Object.keys(tool.allow.commands).filter((n) => n === 'echoArgv'), 'effective is declared ∩ granted');
+  assert.deepEqual(tool.granted.net, null, 'a kind the grant does not list is not narrowed (mode "declared")');
+  assert.deepEqual(audit.operator.commands, { enabled: true });
+  assert.equal(audit.operator.policy.mode, 'declared');
   const bad = join(dir, 'bad.toml');
   writeFileSync(bad, '[commands]\nenabled = "yes"\n');
   assert.match((await kiln(['mcp', artifact, '--config', bad])).stderr, /\[commands\] enabled must be true or false/);

@@ -16,6 +16,7 @@ import { KilnError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
 import type { BrowserGate } from './browser-gate.js';
 import { browserUrlAllowed, hostOf } from './browser-policy.js';
+import type { GrantCheck } from '../grants.js';
 
 /** Page methods a guest may call, with plain JSON arguments. */
 const PAGE_METHODS = new Set([
@@ -219,12 +220,17 @@ export class SessionBrowser {
   /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
    *  first browser call until its guest is idle, the invocation drives the context: the page's own requests
    *  (a fetch a click starts, a WebSocket) may go to its hosts, also between its page calls. */
-  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number): Promise<unknown> {
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, grant?: GrantCheck): Promise<unknown> {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
     const { gate } = await this.open();
-    if (!this.leases.has(inv)) this.leases.set(inv, gate.drive(entries));
+    if (!this.leases.has(inv)) {
+      // The operator's grant narrows what the tool declares: both drive the gate, and the gate needs every
+      // driver's yes.
+      const releases = [gate.drive(entries), ...(grant ? [gate.drive(grant.list)] : [])];
+      this.leases.set(inv, () => releases.forEach((r) => r()));
+    }
     let onAbort: (() => void) | undefined;
     // A cancelled call stops waiting at once (and its gate closes): Playwright's action runs out on its own.
     const cancelled = new Promise<never>((_, reject) => {
@@ -232,7 +238,7 @@ export class SessionBrowser {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([this.perform(tool, entries, request, gate), cancelled]);
+      const value = await Promise.race([this.perform(tool, entries, request, gate, grant), cancelled]);
       // What the page said and asked during (and before) this call goes with the answer when the guest has
       // page.on listeners; without them it is passed over, so listeners never hear what came before them.
       // Bytes travel alone: their events come with the next answer.
@@ -247,7 +253,7 @@ export class SessionBrowser {
     }
   }
 
-  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate): Promise<unknown> {
+  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate, grant?: GrantCheck): Promise<unknown> {
     const args = Array.isArray(r.args) ? r.args : [];
     if (r.target === 'context') return this.contextCall(r.method, args);
     const page = await this.page(typeof r.page === 'number' ? r.page : 0);
@@ -255,12 +261,16 @@ export class SessionBrowser {
     switch (r.method) {
       case 'goto': {
         const url = String(args[0]);
-        if (!browserUrlAllowed(url, entries)) throw refusal(tool, hostOf(url), entries);
+        const allowed = (u: string) => browserUrlAllowed(u, entries) && (!grant || browserUrlAllowed(u, grant.list));
+        // Not declared: the author's refusal; declared and not granted: the operator's.
+        const declared = (host: string) => ['http', 'https'].some((s) => browserUrlAllowed(`${s}://${host}/`, entries));
+        const refuse = (host: string) => (grant && declared(host) ? grant.refuse(host) : refusal(tool, host, entries));
+        if (!allowed(url)) throw refuse(hostOf(url));
         const before = gate.refused.length;
         const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
         // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
-        if (!browserUrlAllowed(page.url(), entries) || (response?.status() === 403 && gate.refused.length > before)) {
-          throw refusal(tool, gate.refused[gate.refused.length - 1] ?? hostOf(page.url()), entries);
+        if (!allowed(page.url()) || (response?.status() === 403 && gate.refused.length > before)) {
+          throw refuse(gate.refused[gate.refused.length - 1] ?? hostOf(page.url()));
         }
         return response ? { status: response.status(), url: response.url() } : null;
       }

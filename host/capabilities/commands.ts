@@ -13,7 +13,8 @@
 //  - Templates that would let a value run as code are refused when the manifest is read
 //    (command-template.ts says exactly which).
 import { PermissionError } from '../errors.js';
-import { operatorEntry, type ExtensionIdentity } from '../extension-identity.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
+import { granted, intersectNames, NO_GRANTS, notGranted, type Grants } from '../grants.js';
 import type { Allow, CommandSpec } from '../manifest.js';
 import { argvWord, checkTemplateText, literal, shellCommands, TemplateError, type Word } from './command-template.js';
 
@@ -23,27 +24,25 @@ export const VALUE_LIMIT = 64 * 1024;
 
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** What the operator allows, from kiln.toml `[commands]`. */
+/** The operator's switch, kiln.toml `[commands]` (which names each extension may run: its grant, grants.ts). */
 export interface CommandCeiling {
   /** false: no extension may run any command. */
   enabled: boolean;
-  /** Extension (an operator key: real path or sha256:<hex>, see policy.ts) → the only command names it may run. */
-  extensions: Record<string, string[]>;
 }
 
-export const OPEN_CEILING: CommandCeiling = { enabled: true, extensions: {} };
+export const OPEN_CEILING: CommandCeiling = { enabled: true };
 
-/** The command names a tool may run: what it declares AND what the operator allows its extension. */
-export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceiling: CommandCeiling): string[] {
+/** The command names a tool may run: what it declares AND what the operator grants its extension. */
+export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceiling: CommandCeiling, grants: Grants = NO_GRANTS): string[] {
   if (!ceiling.enabled) return [];
-  const listed = operatorEntry(ceiling.extensions, extension);
-  return Object.keys(allow.commands).filter((n) => !listed || listed.includes(n));
+  return intersectNames(Object.keys(allow.commands), granted(grants, extension, 'commands'));
 }
 
-/** The spec a call to `commands.<verb>(name)` may use, or a PermissionError saying why not. */
+/** The spec a call to `commands.<verb>(name)` may use, or a PermissionError saying why not (a NotGrantedError
+ *  when the tool declares it and the operator's grant does not list it). */
 export function commandGrant(
   tool: string, allow: Allow, verb: CommandVerb, name: unknown,
-  extension: ExtensionIdentity = { file: '', sha256: '' }, ceiling: CommandCeiling = OPEN_CEILING,
+  extension: ExtensionIdentity = { file: '', sha256: '' }, ceiling: CommandCeiling = OPEN_CEILING, grants: Grants = NO_GRANTS,
 ): CommandSpec {
   if (typeof name !== 'string' || name === '') throw new PermissionError(`commands.${verb} needs a command name`);
   const spec = Object.hasOwn(allow.commands, name) ? allow.commands[name] : undefined;
@@ -54,13 +53,8 @@ export function commandGrant(
         (declared.length ? ` (it declares: ${declared.join(', ')})` : ' (it declares none)'),
     );
   }
-  if (!grantedCommands(allow, extension, ceiling).includes(name)) {
-    throw new PermissionError(
-      ceiling.enabled
-        ? `the operator does not allow command "${name}" for ${extension.file} (kiln.toml [commands.extensions])`
-        : `the operator has turned commands off for this server (kiln.toml [commands] enabled = false)`,
-    );
-  }
+  if (!ceiling.enabled) throw new PermissionError('the operator has turned commands off for this server (kiln.toml [commands] enabled = false)');
+  if (!grantedCommands(allow, extension, ceiling, grants).includes(name)) throw notGranted(grants, extension, tool, 'commands', name);
   if (verb === 'run' && spec.persistent) throw new PermissionError(`command "${name}" is persistent: use commands.start/status/stop, not run`);
   if (verb !== 'run' && !spec.persistent) throw new PermissionError(`command "${name}" is one-shot: use commands.run, not ${verb}`);
   return spec;

@@ -15,7 +15,8 @@ import { createRequire } from 'node:module';
 import type { CookieJar } from 'tough-cookie';
 import type { Agent } from 'undici';
 import { KilnError, PermissionError } from '../errors.js';
-import { addressAllowed, checkUrl, normaliseHost, type NetPolicy } from './net.js';
+import { addressAllowed, checkUrl, hostAllowed, normaliseHost, type NetPolicy } from './net.js';
+import type { GrantCheck } from '../grants.js';
 import { kilnVersion } from '../version.js';
 
 export class HttpError extends KilnError {
@@ -149,9 +150,10 @@ export class HttpSession {
   }
 
   /** checkUrl, plus the operator's address rule for IP literals (names are checked at DNS lookup). */
-  private check(tool: string, href: string, net: string[]): URL {
+  private check(tool: string, href: string, net: string[], grant?: GrantCheck): URL {
     const url = checkUrl(tool, href, net, this.policy);
     const host = normaliseHost(url.hostname);
+    if (grant && !hostAllowed(grant.list, host, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)) throw grant.refuse(url.host);
     if (isIP(host) && !addressAllowed(host, this.policy)) {
       throw new PermissionError(`${host} is a private or loopback address, which the operator forbids ([net] denyPrivate)`);
     }
@@ -159,9 +161,9 @@ export class HttpSession {
   }
 
   /** Send a request on behalf of `tool` (with its allow.net) and return the response head. */
-  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal): Promise<FetchHead> {
+  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal, grant?: GrantCheck): Promise<FetchHead> {
     const req = parseRequest(raw);
-    let url = this.check(tool, req.url, net);
+    let url = this.check(tool, req.url, net, grant);
     if (this.inFlight >= this.policy.maxConcurrent) {
       throw new LimitError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
     }
@@ -207,7 +209,7 @@ export class HttpSession {
           } catch {
             throw new HttpError(`${url.href} redirected to an invalid URL`);
           }
-          url = this.check(tool, next.href, net); // the same rules, on every hop
+          url = this.check(tool, next.href, net, grant); // the same rules, on every hop
           if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             payload = undefined;

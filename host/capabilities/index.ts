@@ -6,6 +6,7 @@ import type { ExtensionIdentity } from '../extension-identity.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import { checkToolCall } from './tools.js';
+import { grantCheck, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
 
@@ -21,6 +22,8 @@ export interface CapabilityContext {
   /** The extension's file: owner of its persistent processes. */
   owner: string;
   ceiling: CommandCeiling;
+  /** The operator's grants ([policy] mode, [grants]), read at the call: a changed config applies at once. */
+  grants: Grants;
   processes: ProcessTable;
   http: HttpSession;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
@@ -37,32 +40,34 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'run', req.name, ctx.extension, ctx.ceiling);
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'run', req.name, ctx.extension, ctx.ceiling, ctx.grants);
       return runOnce(req.name as string, spec, substitute(spec, req.vars ?? {}), ctx.processes, extras.signal);
     }
     case 'commands.start': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling);
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling, ctx.grants);
       await loadProcessSupport();
       return ctx.processes.start(ctx.owner, req.name as string, spec, substitute(spec, {}));
     }
     case 'commands.status': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'status', req.name, ctx.extension, ctx.ceiling);
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'status', req.name, ctx.extension, ctx.ceiling, ctx.grants);
       return ctx.processes.status(ctx.owner, req.name as string, spec);
     }
     case 'commands.stop': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'stop', req.name, ctx.extension, ctx.ceiling);
+      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'stop', req.name, ctx.extension, ctx.ceiling, ctx.grants);
       return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
     case 'http.fetch':
-      return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal);
+      return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal,
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net'));
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
       if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
-      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id);
+      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id,
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser'));
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
-      checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool));
+      checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool), grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'));
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);
   }
 }

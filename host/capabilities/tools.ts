@@ -1,19 +1,23 @@
 // allow.tools: which other tools a tool may call through plugins[...]. One rule, a pure function:
 //  - a tool of the caller's own file is always callable (one file is one unit of trust: its tools share a
 //    guest and its globals anyway);
-//  - a tool of another file only if the caller's allow.tools names it;
+//  - a tool of another file only if the caller's allow.tools names it (and the operator's grant, grants.ts);
 //  - a script (kiln run, run_script) is the operator's or the client's own code: it may call any loaded tool.
 import { PermissionError } from '../errors.js';
 import type { ToolManifest } from '../manifest.js';
+import type { GrantCheck } from '../grants.js';
 
 /** The file scripts run as (scripts.ts): no extension's file is named like this (theirs are absolute paths). */
 export const SCRIPT_HOST_FILE = 'kiln:scripts';
 
 /** Throws a PermissionError unless `caller` (of file `callerFile`) may call `callee` (of file `calleeFile`;
  *  undefined: no such tool is loaded, which the call itself reports). */
-export function checkToolCall(caller: ToolManifest, callerFile: string, callee: string, calleeFile: string | undefined): void {
+export function checkToolCall(caller: ToolManifest, callerFile: string, callee: string, calleeFile: string | undefined, grant?: GrantCheck): void {
   if (calleeFile === undefined || calleeFile === callerFile || callerFile === SCRIPT_HOST_FILE) return;
-  if ((caller.allow.tools ?? []).includes(callee)) return;
+  if ((caller.allow.tools ?? []).includes(callee)) {
+    if (grant && !grant.list.includes(callee)) throw grant.refuse(callee);
+    return;
+  }
   throw new PermissionError(
     `tool "${caller.name}" may not call "${callee}": it belongs to another extension and is not in allow.tools` +
     ` (${(caller.allow.tools ?? []).join(', ') || 'none'}); add "${callee}" to allow.tools`,

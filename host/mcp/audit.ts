@@ -1,10 +1,10 @@
 // The built-in `kiln_extensions` tool: everything loaded, for security review before deploying a server.
-import { grantedCommands } from '../capabilities/commands.js';
+import { authority } from '../grants.js';
 import type { Registry } from '../registry.js';
 
 export const AUDIT_TOOL = {
   name: 'kiln_extensions',
-  description: 'List every loaded extension file: its tools, exposure, timeouts, declared capabilities, and artifact and engine hashes.',
+  description: 'List every loaded extension file: its tools, exposure, timeouts, capabilities (declared, granted by the operator, effective), and artifact and engine hashes.',
   inputSchema: {
     type: 'object' as const,
     properties: { include_schema: { type: 'boolean', description: "include each tool's inputSchema" } },
@@ -15,7 +15,10 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled } },
+    operator: {
+      policy: { mode: registry.policy.grants.mode }, commands: registry.policy.commands, net: registry.policy.net,
+      allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
+    },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -29,10 +32,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
         allow: t.allow,
-        granted: {
-          commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands),
-          browser: registry.policy.browser.enabled ? t.allow.browser : [],
-        },
+        // declared, granted (null: the operator's grants do not narrow that kind) and effective (grants.ts)
+        ...authority(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy),
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),
     })),

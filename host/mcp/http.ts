@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { KilnError } from '../errors.js';
 import type { Registry } from '../registry.js';
-import { McpHost, mcpServer, sendGuestLog, sendNotice, stderrLog, type WatchOptions } from './server.js';
+import { McpHost, mcpServer, sendGuestLog, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -122,8 +122,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     for (const c of connections.values()) sendNotice(c.server, level, text);
   };
   if (watch) {
-    const { watchExtensions } = await import('./watch.js');
-    watchExtensions(mcp, watch.paths, watch.exclude, () => {
+    await startWatching(mcp, watch, () => {
       for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
     });
   }

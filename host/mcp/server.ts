@@ -6,10 +6,11 @@ import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
 import { printable } from '../terminal.js';
 import type { Registry, ToolEntry } from '../registry.js';
+import type { ConfigWatch } from './config-watch.js';
 import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
-import { grantedCommands } from '../capabilities/commands.js';
+import { authority } from '../grants.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
@@ -115,15 +116,20 @@ export class McpHost {
   listTools(): Tool[] {
     // What a tool can reach is what it and the tools it may call through plugins[...] (its file's, and those
     // its allow.tools names, transitively: capabilities/tools.ts) are granted.
-    const granted = (e: ToolEntry) => grantedCommands(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy.commands);
+    const memo = new Map<ToolEntry, ReturnType<typeof authority>['effective']>();
+    const effective = (e: ToolEntry) => {
+      let a = memo.get(e);
+      if (!a) memo.set(e, (a = authority(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy).effective));
+      return a;
+    };
     const loaded = new Map([...this.registry.tools].map(([name, e]) => [name, { manifest: e.manifest, file: e.extension.file }]));
     const byFile = toolsByFile(loaded);
     const reachOf = (name: string) => {
-      const all = [...reachableTools(name, loaded, byFile)].map((n) => this.registry.tools.get(n)!);
+      const all = [...reachableTools(name, loaded, byFile)].map((n) => effective(this.registry.tools.get(n)!));
       return {
-        commands: all.some((e) => granted(e).length > 0),
-        net: all.some((e) => e.manifest.allow.net.length > 0),
-        browser: this.registry.policy.browser.enabled && all.some((e) => e.manifest.allow.browser.length > 0),
+        commands: all.some((a) => a.commands.length > 0),
+        net: all.some((a) => a.net.length > 0),
+        browser: all.some((a) => a.browser.length > 0),
       };
     };
     const tools = [...this.registry.tools.values()]
@@ -231,10 +237,28 @@ export function sendNotice(server: Server, level: NoticeLevel, text: string): vo
   void server.sendLoggingMessage({ level, logger: KILN_LOGGER, data: text }).catch(() => {});
 }
 
-/** What `kiln mcp --watch` watches and reloads (mcp/watch.ts). */
+/** What `kiln mcp` watches: the extension files with --watch (mcp/watch.ts), and the config file, always,
+ *  when there is one (mcp/config-watch.ts). */
 export interface WatchOptions {
-  paths: string[];
-  exclude: string[];
+  /** --watch: the extension files and directories. */
+  files?: { paths: string[]; exclude: string[] };
+  config?: ConfigWatch;
+}
+
+/** Start the watchers `watch` asks for; `toolsChanged` tells the clients. */
+export async function startWatching(host: McpHost, watch: WatchOptions, toolsChanged: () => void): Promise<void> {
+  const { config, files } = watch;
+  if (files) {
+    const { watchExtensions } = await import('./watch.js');
+    const current = () => (config
+      ? { paths: [...config.positionals, ...config.current.extensions], exclude: config.current.exclude }
+      : files);
+    watchExtensions(host, files.paths, current, toolsChanged);
+  }
+  if (config) {
+    const { watchConfig } = await import('./config-watch.js');
+    watchConfig(host, config, toolsChanged);
+  }
 }
 
 export async function serveStdio(registry: Registry, version: string, watch?: WatchOptions): Promise<void> {
@@ -243,10 +267,7 @@ export async function serveStdio(registry: Registry, version: string, watch?: Wa
   const server = mcpServer(host, version, undefined, watch !== undefined);
   host.onGuestLog = (_session, logger, level, data) => sendGuestLog(server, logger, level, data);
   host.onNotice = (level, text) => sendNotice(server, level, text);
-  if (watch) {
-    const { watchExtensions } = await import('./watch.js');
-    watchExtensions(host, watch.paths, watch.exclude, () => void server.sendToolListChanged().catch(() => {}));
-  }
+  if (watch) await startWatching(host, watch, () => void server.sendToolListChanged().catch(() => {}));
   let closing = false;
   const shutdown = (code: number) => {
     if (closing) return;

@@ -8,14 +8,16 @@ import type { McpHost } from './server.js';
 
 const DEBOUNCE_MS = 200;
 
-export function watchExtensions(host: McpHost, paths: string[], exclude: string[], toolsChanged: () => void): () => void {
+/** `current()`: the paths and exclusions in force (a changed config file can change them: config-watch.ts). */
+export function watchExtensions(host: McpHost, paths: string[], current: () => { paths: string[]; exclude: string[] }, toolsChanged: () => void): () => void {
   const watchers: FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const reload = () => {
     running = running.then(async () => {
       try {
-        const changed = await host.registry.reload(paths, exclude);
+        const { paths: now, exclude } = current();
+        const changed = await host.registry.reload(now, exclude);
         host.sessions.releaseGuests('its extensions were reloaded');
         for (const n of host.startupNotices()) host.notice(n.level, n.text);
         host.notice('info', `reloaded: ${host.registry.exposed} tool(s) from ${host.registry.extensions.length} extension(s)`);

@@ -60,7 +60,7 @@ attack('art-renamed-source-command-ceiling', 'a renamed source.name escapes the 
   const { client } = await serve(t, [dir], { toml: `[commands.extensions]\n"${evil}" = []\n"innocent.ts" = ["touch"]\n` });
   const r = await call(client, 'evil.run');
   assert.equal(r.isError, true);
-  assert.match(r.text, /PermissionError: the operator does not allow command "touch" for .*evil\.wasm/);
+  assert.match(r.text, /PermissionError: .*declares commands "touch", but the operator has not granted it to .*evil\.wasm/);
   assert.equal(existsSync(marker), false);
 });
 

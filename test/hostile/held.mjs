@@ -83,7 +83,7 @@ attack('held-config-proto', 'prototype keys in kiln.toml tables neither crash no
   const { client } = await serve(t, [dir], { toml: `[commands.extensions]\n"__proto__" = ["hi"]\n"constructor" = ["hi"]\n"${join(dir, 'c.ts')}" = []\n` });
   const r = await call(client, 'c.run');
   assert.equal(r.isError, true);
-  assert.match(r.text, /operator does not allow command "hi"/);
+  assert.match(r.text, /declares commands "hi", but the operator has not granted it/);
 });
 
 attack('held-malformed-jsonrpc', 'garbage lines, wrong types and unknown methods get errors; the server keeps serving', async (t) => {

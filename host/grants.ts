@@ -1,0 +1,251 @@
+// Operator grants: `[policy] mode` and `[grants."<extension>"]`, the operator's last word on every authority an
+// extension declares. Pure functions: capability checks (capabilities/*.ts) call them after the declared check,
+// `kiln inspect`, `kiln_extensions` and the audit log show their results, and tests call them directly.
+//
+// Rules (docs/security.md, "Grants"):
+//  - An extension is named by what the operator controls: the file kiln found on disk (its real path), or
+//    `sha256:<artifact hash>` for exact bytes (extension-identity.ts). Never a name an artifact records.
+//  - mode "declared": a tool gets what it declares; a grant that lists a kind (commands, net, ...) narrows
+//    that kind to the declared ∩ granted; a kind the grant does not list is not narrowed.
+//  - mode "granted": a tool gets only what it declares AND its extension's grant lists; no grant, nothing.
+//  - mode "ask": as "granted", but a use that is declared and not granted is put to a human (approvals) instead
+//    of refused outright. What cannot be asked at the moment of use (the environment, read when a guest
+//    starts) is as in "granted".
+//  - A refusal names the missing grant and the exact line to add, in the operator's own spelling of the key.
+//  - Nothing a guest or a client sends can change a grant: there is no tool that grants (docs/security.md).
+import { dirname, relative, sep } from 'node:path';
+import { PermissionError } from './errors.js';
+import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
+import { parsePattern, type HostPattern } from './capabilities/net.js';
+import type { Allow } from './manifest.js';
+import type { OperatorPolicy } from './policy.js';
+
+export type PolicyMode = 'declared' | 'granted' | 'ask';
+
+/** The kinds of authority a grant can list; each is a list of names, host patterns or path prefixes. */
+export const GRANT_KINDS = ['commands', 'net', 'browser', 'tools', 'fs.read', 'fs.write', 'env'] as const;
+export type GrantKind = (typeof GRANT_KINDS)[number];
+
+/** One extension's grant, as `[grants."<key>"]` writes it. */
+export interface Grant {
+  commands?: string[];
+  net?: string[];
+  browser?: string[];
+  tools?: string[];
+  fs?: { read?: string[]; write?: string[] };
+  /** Explicit values the extension's process.env shows (for the names its tools declare): never a pass-through. */
+  env?: Record<string, string>;
+  /** Server environment names passed through to this extension (for the names its tools declare). */
+  allowEnv?: string[];
+}
+
+export interface Grants {
+  mode: PolicyMode;
+  /** Operator key (a real path, or sha256:<hex>) → its grant. */
+  extensions: Record<string, Grant>;
+  /** Operator key → the key as the config file spells it, for refusals. */
+  spelled: Record<string, string>;
+  /** The config file refusals tell the operator to edit. */
+  file?: string;
+}
+
+export const NO_GRANTS: Grants = { mode: 'declared', extensions: {}, spelled: {} };
+
+/** A use that is declared and not granted. `askable`: mode "ask", so approvals may put it to a human. */
+export class NotGrantedError extends PermissionError {
+  override name = 'PermissionError';
+  constructor(message: string, readonly kind: GrantKind, readonly item: string, readonly askable: boolean) {
+    super(message);
+  }
+}
+
+/** The extension's grant and the key that found it, or none. */
+export function grantOf(grants: Grants, ext: ExtensionIdentity): { grant?: Grant; key?: string } {
+  if (grants === NO_GRANTS || Object.keys(grants.extensions).length === 0) return {}; // no file system lookup
+  for (const key of extensionKeys(ext)) {
+    if (Object.hasOwn(grants.extensions, key)) return { grant: grants.extensions[key], key };
+  }
+  return {};
+}
+
+function listOf(grant: Grant, kind: GrantKind): string[] | undefined {
+  switch (kind) {
+    case 'fs.read': return grant.fs?.read;
+    case 'fs.write': return grant.fs?.write;
+    case 'env': return grant.env || grant.allowEnv ? [...Object.keys(grant.env ?? {}), ...(grant.allowEnv ?? [])] : undefined;
+    default: return grant[kind];
+  }
+}
+
+/** What the operator grants `ext` of `kind`: a list (names, host patterns or path prefixes), or undefined when
+ *  grants do not narrow that kind (mode "declared" with no entry for it). */
+export function granted(grants: Grants, ext: ExtensionIdentity, kind: GrantKind): string[] | undefined {
+  return grantedOf(grants, ext, kind);
+}
+
+function grantedOf(grants: Grants, ext: ExtensionIdentity, kind: GrantKind): string[] | undefined {
+  const { grant } = grantOf(grants, ext);
+  const list = grant ? listOf(grant, kind) : undefined;
+  if (list) return list;
+  return grants.mode === 'declared' ? undefined : [];
+}
+
+/** How the config names `ext`: its own spelling when it has a grant, else the file relative to the config. */
+export function keyFor(grants: Grants, ext: ExtensionIdentity): string {
+  const { key } = grantOf(grants, ext);
+  if (key) return grants.spelled[key] ?? key;
+  if (!grants.file) return ext.file;
+  const rel = relative(dirname(grants.file), ext.file).split(sep).join('/');
+  return rel.startsWith('../') ? ext.file : rel;
+}
+
+const TOML_KEY: Record<GrantKind, string> = {
+  commands: 'commands', net: 'net', browser: 'browser', tools: 'tools', 'fs.read': 'fs.read', 'fs.write': 'fs.write', env: 'allowEnv',
+};
+
+/** The refusal of a declared `item` of `kind` that `ext`'s grant does not cover (a NotGrantedError). */
+export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind, item: string): NotGrantedError {
+  const key = keyFor(grants, ext);
+  const where = grants.file ? ` of ${grants.file}` : '';
+  const why = grants.mode === 'declared'
+    ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
+    : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
+  return new NotGrantedError(
+    `tool "${tool}" declares ${kind} "${item}", but the operator has not granted it to ${key} (${why}); ` +
+      `to allow it, add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]${where}`,
+    kind, item, grants.mode === 'ask',
+  );
+}
+
+// ---- effective authority, for inspect / kiln_extensions / the audit log -----------------------------------
+
+/** The names both lists hold. */
+export function intersectNames(declared: string[], grant: string[] | undefined): string[] {
+  return grant ? declared.filter((n) => grant.includes(n)) : declared;
+}
+
+function formatPattern(p: HostPattern): string {
+  const host = p.host.includes(':') ? `[${p.host}]` : p.host;
+  return `${p.wildcard ? '*.' : ''}${host}${p.port !== undefined ? `:${p.port}` : ''}`;
+}
+
+/** The one pattern matching exactly what both `a` and `b` match, or null when they share nothing. */
+function intersectPattern(a: HostPattern, b: HostPattern): HostPattern | null {
+  if (a.port !== undefined && b.port !== undefined && a.port !== b.port) return null;
+  const port = a.port ?? b.port;
+  if (a.host === b.host) return { host: a.host, wildcard: a.wildcard && b.wildcard, port };
+  if (a.wildcard && b.host.endsWith('.' + a.host)) return { ...b, port };
+  if (b.wildcard && a.host.endsWith('.' + b.host)) return { ...a, port };
+  return null;
+}
+
+/** Host patterns (allow.net's grammar) matching exactly what both lists allow. */
+export function intersectPatterns(declared: string[], grant: string[] | undefined): string[] {
+  if (!grant) return declared;
+  const out = new Set<string>();
+  for (const d of declared) {
+    for (const g of grant) {
+      const p = intersectPattern(parsePattern(d), parsePattern(g));
+      if (p) out.add(formatPattern(p));
+    }
+  }
+  return [...out];
+}
+
+/** Whether path prefix `inner` lies in (or is) prefix `outer` ('/'-separated, relative, normalised). */
+function within(inner: string, outer: string): boolean {
+  const o = outer.replace(/\/+$/, '');
+  return o === '' || o === '.' || inner === o || inner.startsWith(o + '/');
+}
+
+/** Path prefixes covering exactly what both lists cover. */
+export function intersectPrefixes(declared: string[], grant: string[] | undefined): string[] {
+  if (!grant) return declared;
+  const out = new Set<string>();
+  for (const d of declared) {
+    for (const g of grant) {
+      if (within(d, g)) out.add(d);
+      else if (within(g, d)) out.add(g);
+    }
+  }
+  return [...out];
+}
+
+/** What a capability check needs of a grant: its list, and the refusal naming the line to add. */
+export interface GrantCheck {
+  list: string[];
+  refuse(item: string): NotGrantedError;
+}
+
+/** The check of `kind` for `ext`'s tool `tool`, or undefined when grants do not narrow that kind. */
+export function grantCheck(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind): GrantCheck | undefined {
+  const list = granted(grants, ext, kind);
+  return list && { list, refuse: (item) => notGranted(grants, ext, tool, kind, item) };
+}
+
+/** A tool's authority of each kind: names, host patterns or path prefixes. */
+export type Authority = Record<GrantKind, string[]>;
+
+/** What a tool's manifest declares, kind by kind. */
+export function declaredAuthority(allow: Allow): Authority {
+  const fs = (allow as { fs?: { read?: string[]; write?: string[] } }).fs;
+  return {
+    commands: Object.keys(allow.commands), net: allow.net, browser: allow.browser, tools: allow.tools ?? [],
+    'fs.read': fs?.read ?? [], 'fs.write': fs?.write ?? [], env: allow.env ?? [],
+  };
+}
+
+/** Declared, granted (null: grants do not narrow that kind) and effective authority of a tool of `ext`, as
+ *  `kiln inspect --config`, `kiln_extensions` and the audit report show it. Effective is what the checks let
+ *  through: declared ∩ granted, and nothing of a kind the operator switched off ([commands] / [browser]
+ *  enabled = false). Effective env: the declared names the operator gives a value or passes through. */
+export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>): {
+  declared: Authority; granted: Record<GrantKind, string[] | null>; effective: Authority;
+} {
+  const declared = declaredAuthority(allow);
+  const grants = policy.grants;
+  const granted = Object.fromEntries(GRANT_KINDS.map((k) => [k, granted_(k)])) as Record<GrantKind, string[] | null>;
+  function granted_(k: GrantKind): string[] | null {
+    return (k === 'env' ? envGranted() : grantedOf(grants, ext, k)) ?? null;
+  }
+  function envGranted(): string[] {
+    const { grant } = grantOf(grants, ext);
+    return [...Object.keys(grant?.env ?? {}), ...(grant?.allowEnv ?? []), ...(grants.mode === 'declared' ? policy.allowEnv : [])];
+  }
+  const g = (k: GrantKind) => granted[k] ?? undefined;
+  return {
+    declared,
+    granted,
+    effective: {
+      commands: policy.commands.enabled ? intersectNames(declared.commands, g('commands')) : [],
+      net: intersectPatterns(declared.net, g('net')),
+      browser: policy.browser.enabled ? intersectPatterns(declared.browser, g('browser')) : [],
+      tools: intersectNames(declared.tools, g('tools')),
+      'fs.read': intersectPrefixes(declared['fs.read'], g('fs.read')),
+      'fs.write': intersectPrefixes(declared['fs.write'], g('fs.write')),
+      env: intersectNames(declared.env, g('env')),
+    },
+  };
+}
+
+/** The grant kind an operation of the guest is judged by (engine/instance.ts OpKind). */
+export function grantKindOf(op: string): GrantKind | undefined {
+  if (op.startsWith('commands.')) return 'commands';
+  if (op === 'http.fetch') return 'net';
+  if (op === 'browser.call') return 'browser';
+  if (op === 'plugins.call') return 'tools';
+  if (op === 'fs.read' || op === 'fs.readdir' || op === 'fs.stat') return 'fs.read';
+  if (op.startsWith('fs.')) return 'fs.write';
+  return undefined;
+}
+
+/** What decided an operation, for the audit log: the grant that narrowed it (`[grants."<key>"] net`), the
+ *  policy mode that left it ungranted, or the declaration alone ("declared": grants do not narrow it). */
+export function decidedBy(grants: Grants, ext: ExtensionIdentity, op: string, refused = false): string {
+  const kind = grantKindOf(op);
+  if (!kind) return 'declared';
+  const { key } = grantOf(grants, ext);
+  const where = key ? `[grants."${grants.spelled[key] ?? key}"] ${TOML_KEY[kind]}` : `[policy] mode = "${grants.mode}" (no grant)`;
+  if (refused) return where;
+  return granted(grants, ext, kind) ? where : 'declared';
+}

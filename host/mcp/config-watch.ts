@@ -1,0 +1,74 @@
+// The operator's config file is watched for as long as `kiln mcp` runs: a saved change applies to the next call,
+// no restart. A change is read whole (the same reader and messages as at start); a file that does not read keeps
+// the previous settings in force and says why. What applies live: [policy], [grants], [commands], [scripting],
+// [net] and [limits] (new guests, after every guest is reset so that env and memory limits apply), `extensions`
+// and `exclude` (the registry reloads). [sessions], [http], [browser] and [audit] take a restart: kiln says so.
+// When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
+// with notifications/tools/list_changed.
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { readConfig, type KilnConfig } from '../config.js';
+import type { McpHost } from './server.js';
+
+const DEBOUNCE_MS = 200;
+
+/** The config's sections that are read once, at start. */
+const RESTART_SECTIONS = ['sessions', 'browser', 'audit'] as const;
+
+export interface ConfigWatch {
+  file: string;
+  /** The paths named on the command line, loaded besides the config's `extensions`. */
+  positionals: string[];
+  /** The settings in force. */
+  current: KilnConfig;
+}
+
+export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const apply = () => {
+    running = running.then(async () => {
+      if (!existsSync(config.file)) return; // mid-save (removed, then renamed in): the next event reads it
+      let next: KilnConfig;
+      try {
+        next = readConfig(config.file);
+      } catch (e) {
+        host.notice('error', `${(e as Error).message}; the previous settings stay in force`);
+        return;
+      }
+      const before = JSON.stringify(host.listTools());
+      const prev = config.current;
+      const needRestart = RESTART_SECTIONS.filter((s) => JSON.stringify(prev.policy[s]) !== JSON.stringify(next.policy[s]));
+      if (JSON.stringify(prev.http) !== JSON.stringify(next.http)) needRestart.push('http' as never);
+      host.registry.applyPolicy(next.policy);
+      config.current = next;
+      try {
+        if (JSON.stringify([prev.extensions, prev.exclude]) !== JSON.stringify([next.extensions, next.exclude])) {
+          await host.registry.reload([...config.positionals, ...next.extensions], next.exclude);
+        }
+      } catch (e) {
+        host.notice('error', `reloading the extensions of ${config.file} failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
+      }
+      host.sessions.releaseGuests('the operator changed the config');
+      host.notice('info', `${config.file} changed: the new settings apply from the next call` +
+        (needRestart.length ? `; [${needRestart.join('], [')}] take effect after a restart` : ''));
+      if (JSON.stringify(host.listTools()) !== before) toolsChanged();
+    });
+  };
+  const name = basename(config.file);
+  let watcher: FSWatcher | undefined;
+  try {
+    // Through its directory, so that an editor's save-by-rename is seen.
+    watcher = watch(dirname(config.file), (_event, changed) => {
+      if (changed !== null && String(changed) !== name) return;
+      clearTimeout(timer);
+      timer = setTimeout(apply, DEBOUNCE_MS);
+    });
+  } catch (e) {
+    host.notice('error', `cannot watch ${config.file}: ${(e as Error).message}; config changes take a restart`);
+  }
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+  };
+}
