@@ -126,6 +126,8 @@ async function inspect(argv: string[]): Promise<number> {
     if (t.title) lines.push(`    title        ${t.title}`);
     if (t.description) lines.push(`    description  ${t.description}`);
     if (t.timeoutMs) lines.push(`    timeoutMs    ${t.timeoutMs}`);
+    if (t.cpuMs) lines.push(`    cpuMs        ${t.cpuMs}`);
+    if (t.memoryLimitBytes) lines.push(`    memoryLimitBytes ${t.memoryLimitBytes}`);
     lines.push(`    inputSchema  ${t.inputSchema ? JSON.stringify(t.inputSchema) : '(none)'}`);
     if (t.outputSchema) lines.push(`    outputSchema ${JSON.stringify(t.outputSchema)}`);
     if (t.annotations) lines.push(`    annotations  ${JSON.stringify(t.annotations)} (as claimed; the server may only make them more cautious)`);

@@ -19,6 +19,7 @@
 //
 //   [limits]
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
+//   cpuMs = 5000                # CPU time a call may spend running guest code (default: none; a tool's cpuMs may be lower)
 //   memoryLimitBytes = 67108864 # each extension's guest heap
 //   maxResultBytes = 4194304    # the largest tool result (JSON) sent to a client
 //   totalMemoryBytes = 4294967296 # all live guests' heap limits (+8 MiB each) together
@@ -207,6 +208,7 @@ function readLimits(file: string, v: unknown): Limits {
   const out: Limits = { ...DEFAULT_LIMITS, memory: {} };
   for (const [k, x] of Object.entries(v)) {
     if (k === 'timeoutMs') out.timeoutMs = positive(k, x, 2 ** 31 - 1);
+    else if (k === 'cpuMs') out.cpuMs = positive(k, x, 2 ** 31 - 1);
     else if (k === 'maxResultBytes') out.maxResultBytes = positive(k, x, MAX_RESULT_BYTES);
     else if (k === 'totalMemoryBytes') out.totalMemoryBytes = positive(k, x, Number.MAX_SAFE_INTEGER);
     else if (k === 'memoryLimitBytes') out.memoryLimitBytes = positive(k, x, MAX_MEMORY);

@@ -51,6 +51,10 @@ export interface ToolManifest {
   annotations?: ToolAnnotations;
   exposeAsTool: boolean;
   timeoutMs?: number;
+  /** CPU time the guest may spend running this tool's call; the operator's [limits] cpuMs may lower it. */
+  cpuMs?: number;
+  /** A ceiling on the heap of the file's guest (the lowest of its tools' and the operator's applies). */
+  memoryLimitBytes?: number;
   allow: Allow;
 }
 
@@ -138,7 +142,11 @@ export function draftOf(tool: string, schema: Record<string, unknown>, field = '
   return draft;
 }
 
-const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'exposeAsTool', 'timeoutMs', 'allow'] as const;
+const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'exposeAsTool', 'timeoutMs', 'cpuMs', 'memoryLimitBytes', 'allow'] as const;
+/** The longest CPU budget (what a Node timer can wait, as for timeoutMs) and the largest heap (the engine's
+ *  ceiling on linear memory) a manifest may declare. */
+const MAX_CPU_MS = 2 ** 31 - 1;
+const MAX_MEMORY_BYTES = 512 * 1024 * 1024;
 
 function checkSchema(name: string, schema: Record<string, unknown>, field = 'inputSchema'): void {
   // MCP sends a tool's arguments as an object, and its clients reject a whole tool list over one tool whose
@@ -258,6 +266,10 @@ function parseTool(v: unknown): ToolManifest {
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
   if (v.exposeAsTool !== undefined && typeof v.exposeAsTool !== 'boolean') throw new ManifestError(`tool "${name}": exposeAsTool must be true or false`);
+  if (v.cpuMs !== undefined && !(typeof v.cpuMs === 'number' && v.cpuMs > 0 && v.cpuMs <= MAX_CPU_MS)) throw new ManifestError(`tool "${name}": cpuMs must be a positive number of milliseconds, at most ${MAX_CPU_MS}`);
+  if (v.memoryLimitBytes !== undefined && !(Number.isInteger(v.memoryLimitBytes) && (v.memoryLimitBytes as number) > 0 && (v.memoryLimitBytes as number) <= MAX_MEMORY_BYTES)) {
+    throw new ManifestError(`tool "${name}": memoryLimitBytes must be a positive integer, at most ${MAX_MEMORY_BYTES} (512 MiB)`);
+  }
   return {
     name,
     title: v.title as string | undefined,
@@ -267,6 +279,8 @@ function parseTool(v: unknown): ToolManifest {
     annotations: parseAnnotations(name, v.annotations),
     exposeAsTool: v.exposeAsTool === true,
     timeoutMs: v.timeoutMs as number | undefined,
+    ...(v.cpuMs !== undefined ? { cpuMs: v.cpuMs as number } : {}),
+    ...(v.memoryLimitBytes !== undefined ? { memoryLimitBytes: v.memoryLimitBytes as number } : {}),
     allow: parseAllow(name, v.allow),
   };
 }

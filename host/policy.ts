@@ -17,6 +17,8 @@ export interface Limits {
   maxResultBytes: number;
   /** The server's ceiling on guest memory: live guests' heap limits (plus overhead) never add up past it. */
   totalMemoryBytes: number;
+  /** CPU time a call may spend running guest code (limits.ts: the lower of this and the tool's cpuMs). */
+  cpuMs?: number;
 }
 
 export interface SessionSettings {

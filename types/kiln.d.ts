@@ -45,6 +45,11 @@ interface KilnToolManifest<A = any> {
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   exposeAsTool?: boolean;
   timeoutMs?: number;
+  /** CPU time a call may spend running JavaScript (waiting for I/O or timers costs none); the operator's
+   *  [limits] cpuMs may be lower. Past it the call fails with a CpuLimitError. */
+  cpuMs?: number;
+  /** A heap limit for this file's guest (shared by its tools: the lowest declared, or the operator's if lower). */
+  memoryLimitBytes?: number;
   allow?: KilnAllow;
   handler?: KilnHandler<A>;
 }

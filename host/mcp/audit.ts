@@ -15,7 +15,10 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled } },
+    operator: {
+      commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
+      cpuMs: registry.policy.limits.cpuMs ?? null,
+    },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -28,6 +31,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         exposeAsTool: t.exposeAsTool,
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
+        cpuMs: t.cpuMs ?? null,
+        memoryLimitBytes: t.memoryLimitBytes ?? null,
         allow: t.allow,
         granted: {
           commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands),
