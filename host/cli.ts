@@ -136,6 +136,7 @@ async function inspect(argv: string[]): Promise<number> {
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
     lines.push(`    browser      ${t.allow.browser.length ? t.allow.browser.join(', ') : '(none)'}`);
+    if (t.allow.secrets?.length) lines.push(`    secrets      ${t.allow.secrets.join(', ')} (the operator's [secrets.*]; the guest never sees them)`);
   }
   process.stdout.write(lines.map(printableLine).join('\n') + '\n');
   return 0;

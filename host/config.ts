@@ -37,6 +37,12 @@
 //   executablePath = "/usr/bin/chromium"
 //   headless = true
 //
+//   [secrets.github]            # allow.secrets: a header the host adds, never shown to the guest (capabilities/secrets.ts)
+//   env = "GITHUB_TOKEN"        # kiln's environment variable holding the value (taken out of kiln's environment)
+//   hosts = ["api.github.com"]  # allow.net's grammar: the only hosts it is sent to
+//   header = "authorization"
+//   format = "Bearer {}"        # exactly one {}
+//
 //   [audit]                     # one JSON line per tool call and capability decision (audit-log.ts)
 //   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
@@ -50,6 +56,7 @@ import { dirname, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
+import { readSecrets } from './capabilities/secrets.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
@@ -85,7 +92,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -98,6 +105,7 @@ export function readConfig(file: string): KilnConfig {
       sessions: readSessions(file, doc.sessions),
       browser: readBrowser(file, doc.browser),
       audit: readAudit(file, doc.audit),
+      secrets: readSecrets(doc.secrets, (message) => new ConfigError(`${file}: ${message}`)),
     },
     http: readHttp(file, doc.http),
   };

@@ -6,6 +6,7 @@
 // Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
 import { checkTemplate, TemplateError } from './capabilities/commands.js';
 import { NetPatternError, parsePattern } from './capabilities/net.js';
+import { SECRET_NAME } from './capabilities/secrets.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -29,6 +30,8 @@ export interface Allow {
   tools?: string[];
   /** Server environment names its guest's process.env may show (when the operator allows them too). */
   env?: string[];
+  /** Names of the operator's [secrets.*] the host adds to this tool's requests (capabilities/secrets.ts). */
+  secrets?: string[];
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -233,7 +236,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -248,7 +251,14 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (!Array.isArray(env) || !env.every((n) => typeof n === 'string' && ENV_NAME.test(n))) {
     throw new ManifestError(`tool "${tool}": allow.env must be an array of environment variable names`);
   }
-  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}) };
+  const secrets = v.secrets ?? [];
+  if (!Array.isArray(secrets) || !secrets.every((n) => typeof n === 'string' && SECRET_NAME.test(n))) {
+    throw new ManifestError(`tool "${tool}": allow.secrets must be an array of secret names (1-64 characters of A-Z a-z 0-9 _ -)`);
+  }
+  return {
+    commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}),
+    ...(secrets.length ? { secrets: [...new Set(secrets as string[])] } : {}),
+  };
 }
 
 function parseTool(v: unknown): ToolManifest {

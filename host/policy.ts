@@ -3,6 +3,7 @@ import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { secretEnvNames, type SecretsConfig } from './capabilities/secrets.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -45,6 +46,8 @@ export interface OperatorPolicy {
   browser: BrowserSettings;
   /** [audit]: the audit log (audit-log.ts). */
   audit: AuditSettings;
+  /** [secrets.*]: headers the host adds to the requests of tools that declare them (capabilities/secrets.ts). */
+  secrets?: SecretsConfig;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -74,8 +77,10 @@ export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): num
  *  tools share its globals, so the file's tools together are what is declared. */
 export function guestEnv(policy: OperatorPolicy, declared?: string[], env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
+  const secret = secretEnvNames(policy.secrets); // a [secrets.*] variable never reaches a guest, whatever lists it
   for (const name of policy.allowEnv) {
     if (declared && !declared.includes(name)) continue;
+    if (secret.has(name)) continue;
     if (env[name] !== undefined) out[name] = env[name]!;
   }
   return out;

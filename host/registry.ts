@@ -16,6 +16,7 @@ import { AuditLog, auditTarget } from './audit-log.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { SecretStore } from './capabilities/secrets.js';
 import { cpuBudget, guestMemory } from './limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
@@ -101,7 +102,12 @@ export class Registry {
     this.buildCache = new BuildCache(engine.info.id);
     const { path, maxBytes } = policy.audit;
     if (path) this.audit = new AuditLog({ path, maxBytes });
+    this.secrets = new SecretStore(policy.secrets); // takes the values out of kiln's environment
   }
+
+  /** The operator's [secrets.*] with their values: added by the host to the requests of the tools that
+   *  declare them, never shown to a guest (capabilities/secrets.ts). */
+  readonly secrets: SecretStore;
 
   /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
   audit: AuditLog | undefined;
@@ -178,6 +184,13 @@ export class Registry {
         if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
       }
     }
+    // A declared secret the operator did not configure (or whose variable is unset): its tool's calls will fail.
+    for (const e of this.extensions) {
+      for (const t of e.artifact.manifest.tools) {
+        const why = this.secrets.problem(t);
+        if (why) this.warnings.push(`${e.file}: ${why}; its calls fail until then`);
+      }
+    }
   }
 
   /** One file as a loaded extension: an artifact as it is; a source from its cached build (verified like any
@@ -240,6 +253,7 @@ export class Registry {
     if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
     const started = performance.now();
     try {
+      this.secrets.check(entry.manifest); // a secret it declares that cannot be used: refused before it runs
       const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal);
       const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
       if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
@@ -294,6 +308,7 @@ export class Registry {
         ceiling: this.policy.commands,
         processes: session.processes,
         http: session.httpFor(ext),
+        secrets: this.secrets,
         browser: session.browserFor(ext),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),

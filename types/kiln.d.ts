@@ -31,6 +31,9 @@ interface KilnAllow {
   tools?: string[];
   /** Environment names process.env may show, when the operator allows them too ([scripting] allowEnv). */
   env?: string[];
+  /** Names of the operator's [secrets.*]: the host adds each to this tool's requests to that secret's hosts.
+   *  The handler never sees the value (not in process.env, not in any request or response). */
+  secrets?: string[];
 }
 
 interface KilnToolManifest<A = any> {

@@ -17,7 +17,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
     operator: {
       commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
-      cpuMs: registry.policy.limits.cpuMs ?? null,
+      // Names, variables, hosts, headers and formats: never a value (capabilities/secrets.ts).
+      secrets: registry.policy.secrets ?? {}, cpuMs: registry.policy.limits.cpuMs ?? null,
     },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
