@@ -152,6 +152,8 @@
     if (manifest.exposeAsTool !== undefined && typeof manifest.exposeAsTool !== 'boolean') fail(`tool "${name}": exposeAsTool must be a boolean`);
     if (manifest.timeoutMs !== undefined && !(Number.isFinite(manifest.timeoutMs) && manifest.timeoutMs > 0))
       fail(`tool "${name}": timeoutMs must be a positive number`);
+    for (const k of ['cpuMs', 'memoryLimitBytes'])
+      if (manifest[k] !== undefined && !(Number.isFinite(manifest[k]) && manifest[k] > 0)) fail(`tool "${name}": ${k} must be a positive number`);
     if (manifest.allow !== undefined && (manifest.allow === null || typeof manifest.allow !== 'object'))
       fail(`tool "${name}": allow must be an object`);
     const m = {
@@ -163,6 +165,8 @@
       annotations: manifest.annotations,
       exposeAsTool: manifest.exposeAsTool === true,
       timeoutMs: manifest.timeoutMs,
+      cpuMs: manifest.cpuMs,
+      memoryLimitBytes: manifest.memoryLimitBytes,
       allow: manifest.allow === undefined ? {} : JSON.parse(JSON.stringify(manifest.allow)),
     };
     // Any other key goes to the host too, which refuses it with a did-you-mean: a typo such as exposeAsToool

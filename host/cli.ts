@@ -135,6 +135,8 @@ async function inspect(argv: string[]): Promise<number> {
     if (t.title) lines.push(`    title        ${t.title}`);
     if (t.description) lines.push(`    description  ${t.description}`);
     if (t.timeoutMs) lines.push(`    timeoutMs    ${t.timeoutMs}`);
+    if (t.cpuMs) lines.push(`    cpuMs        ${t.cpuMs}`);
+    if (t.memoryLimitBytes) lines.push(`    memoryLimitBytes ${t.memoryLimitBytes}`);
     lines.push(`    inputSchema  ${t.inputSchema ? JSON.stringify(t.inputSchema) : '(none)'}`);
     if (t.outputSchema) lines.push(`    outputSchema ${JSON.stringify(t.outputSchema)}`);
     if (t.annotations) lines.push(`    annotations  ${JSON.stringify(t.annotations)} (as claimed; the server may only make them more cautious)`);
@@ -143,6 +145,7 @@ async function inspect(argv: string[]): Promise<number> {
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
     lines.push(`    browser      ${t.allow.browser.length ? t.allow.browser.join(', ') : '(none)'}`);
+    if (t.allow.secrets?.length) lines.push(`    secrets      ${t.allow.secrets.join(', ')} (the operator's [secrets.*]; the guest never sees them)`);
     const a = authorityOf(t);
     if (a) {
       const show = (v: string[] | null) => (v === null ? '(not narrowed)' : v.length ? v.join(', ') : '(none)');

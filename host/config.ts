@@ -31,6 +31,7 @@
 //
 //   [limits]
 //   timeoutMs = 30000           # a call's limit when its tool declares no timeoutMs
+//   cpuMs = 5000                # CPU time a call may spend running guest code (default: none; a tool's cpuMs may be lower)
 //   memoryLimitBytes = 67108864 # each extension's guest heap
 //   maxResultBytes = 4194304    # the largest tool result (JSON) sent to a client
 //   totalMemoryBytes = 4294967296 # all live guests' heap limits (+8 MiB each) together
@@ -48,6 +49,12 @@
 //   executablePath = "/usr/bin/chromium"
 //   headless = true
 //
+//   [secrets.github]            # allow.secrets: a header the host adds, never shown to the guest (capabilities/secrets.ts)
+//   env = "GITHUB_TOKEN"        # kiln's environment variable holding the value (taken out of kiln's environment)
+//   hosts = ["api.github.com"]  # allow.net's grammar: the only hosts it is sent to
+//   header = "authorization"
+//   format = "Bearer {}"        # exactly one {}
+//
 //   [audit]                     # one JSON line per tool call and capability decision (audit-log.ts)
 //   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
@@ -62,6 +69,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
+import { readSecrets } from './capabilities/secrets.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
@@ -114,7 +122,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -129,6 +137,7 @@ export function readConfig(file: string): KilnConfig {
       sessions: readSessions(file, doc.sessions),
       browser: readBrowser(file, doc.browser),
       audit: readAudit(file, doc.audit),
+      secrets: readSecrets(doc.secrets, (message) => new ConfigError(`${file}: ${message}`)),
     },
     http: readHttp(file, doc.http),
   };
@@ -312,6 +321,7 @@ function readLimits(file: string, v: unknown): Limits {
   const out: Limits = { ...DEFAULT_LIMITS, memory: {} };
   for (const [k, x] of Object.entries(v)) {
     if (k === 'timeoutMs') out.timeoutMs = positive(k, x, 2 ** 31 - 1);
+    else if (k === 'cpuMs') out.cpuMs = positive(k, x, 2 ** 31 - 1);
     else if (k === 'maxResultBytes') out.maxResultBytes = positive(k, x, MAX_RESULT_BYTES);
     else if (k === 'totalMemoryBytes') out.totalMemoryBytes = positive(k, x, Number.MAX_SAFE_INTEGER);
     else if (k === 'memoryLimitBytes') out.memoryLimitBytes = positive(k, x, MAX_MEMORY);

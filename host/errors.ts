@@ -66,3 +66,9 @@ export function cancelledMessage(what: string, reason: unknown): string {
 export class MemoryLimitError extends KilnError {
   override name = 'MemoryLimitError';
 }
+
+/** A call used more CPU time than its cpuMs (the manifest's, or the operator's [limits] cpuMs); the guest that
+ *  ran it was stopped and discarded, as after a timeout. */
+export class CpuLimitError extends KilnError {
+  override name = 'CpuLimitError';
+}

@@ -6,6 +6,7 @@
 // Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
 import { checkTemplate, TemplateError } from './capabilities/commands.js';
 import { NetPatternError, parsePattern } from './capabilities/net.js';
+import { SECRET_NAME } from './capabilities/secrets.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -29,6 +30,8 @@ export interface Allow {
   tools?: string[];
   /** Server environment names its guest's process.env may show (when the operator allows them too). */
   env?: string[];
+  /** Names of the operator's [secrets.*] the host adds to this tool's requests (capabilities/secrets.ts). */
+  secrets?: string[];
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -51,6 +54,10 @@ export interface ToolManifest {
   annotations?: ToolAnnotations;
   exposeAsTool: boolean;
   timeoutMs?: number;
+  /** CPU time the guest may spend running this tool's call; the operator's [limits] cpuMs may lower it. */
+  cpuMs?: number;
+  /** A ceiling on the heap of the file's guest (the lowest of its tools' and the operator's applies). */
+  memoryLimitBytes?: number;
   allow: Allow;
 }
 
@@ -138,7 +145,11 @@ export function draftOf(tool: string, schema: Record<string, unknown>, field = '
   return draft;
 }
 
-const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'exposeAsTool', 'timeoutMs', 'allow'] as const;
+const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'exposeAsTool', 'timeoutMs', 'cpuMs', 'memoryLimitBytes', 'allow'] as const;
+/** The longest CPU budget (what a Node timer can wait, as for timeoutMs) and the largest heap (the engine's
+ *  ceiling on linear memory) a manifest may declare. */
+const MAX_CPU_MS = 2 ** 31 - 1;
+const MAX_MEMORY_BYTES = 512 * 1024 * 1024;
 
 function checkSchema(name: string, schema: Record<string, unknown>, field = 'inputSchema'): void {
   // MCP sends a tool's arguments as an object, and its clients reject a whole tool list over one tool whose
@@ -225,7 +236,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -240,7 +251,14 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (!Array.isArray(env) || !env.every((n) => typeof n === 'string' && ENV_NAME.test(n))) {
     throw new ManifestError(`tool "${tool}": allow.env must be an array of environment variable names`);
   }
-  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}) };
+  const secrets = v.secrets ?? [];
+  if (!Array.isArray(secrets) || !secrets.every((n) => typeof n === 'string' && SECRET_NAME.test(n))) {
+    throw new ManifestError(`tool "${tool}": allow.secrets must be an array of secret names (1-64 characters of A-Z a-z 0-9 _ -)`);
+  }
+  return {
+    commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}),
+    ...(secrets.length ? { secrets: [...new Set(secrets as string[])] } : {}),
+  };
 }
 
 function parseTool(v: unknown): ToolManifest {
@@ -258,6 +276,10 @@ function parseTool(v: unknown): ToolManifest {
   }
   if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && v.timeoutMs > 0)) throw new ManifestError(`tool "${name}": timeoutMs must be a positive number`);
   if (v.exposeAsTool !== undefined && typeof v.exposeAsTool !== 'boolean') throw new ManifestError(`tool "${name}": exposeAsTool must be true or false`);
+  if (v.cpuMs !== undefined && !(typeof v.cpuMs === 'number' && v.cpuMs > 0 && v.cpuMs <= MAX_CPU_MS)) throw new ManifestError(`tool "${name}": cpuMs must be a positive number of milliseconds, at most ${MAX_CPU_MS}`);
+  if (v.memoryLimitBytes !== undefined && !(Number.isInteger(v.memoryLimitBytes) && (v.memoryLimitBytes as number) > 0 && (v.memoryLimitBytes as number) <= MAX_MEMORY_BYTES)) {
+    throw new ManifestError(`tool "${name}": memoryLimitBytes must be a positive integer, at most ${MAX_MEMORY_BYTES} (512 MiB)`);
+  }
   return {
     name,
     title: v.title as string | undefined,
@@ -267,6 +289,8 @@ function parseTool(v: unknown): ToolManifest {
     annotations: parseAnnotations(name, v.annotations),
     exposeAsTool: v.exposeAsTool === true,
     timeoutMs: v.timeoutMs as number | undefined,
+    ...(v.cpuMs !== undefined ? { cpuMs: v.cpuMs as number } : {}),
+    ...(v.memoryLimitBytes !== undefined ? { memoryLimitBytes: v.memoryLimitBytes as number } : {}),
     allow: parseAllow(name, v.allow),
   };
 }

@@ -4,6 +4,7 @@ import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { grantOf, NO_GRANTS, type Grants } from './grants.js';
+import { secretEnvNames, type SecretsConfig } from './capabilities/secrets.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -18,6 +19,8 @@ export interface Limits {
   maxResultBytes: number;
   /** The server's ceiling on guest memory: live guests' heap limits (plus overhead) never add up past it. */
   totalMemoryBytes: number;
+  /** CPU time a call may spend running guest code (limits.ts: the lower of this and the tool's cpuMs). */
+  cpuMs?: number;
 }
 
 export interface SessionSettings {
@@ -47,6 +50,8 @@ export interface OperatorPolicy {
   browser: BrowserSettings;
   /** [audit]: the audit log (audit-log.ts). */
   audit: AuditSettings;
+  /** [secrets.*]: headers the host adds to the requests of tools that declare them (capabilities/secrets.ts). */
+  secrets?: SecretsConfig;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -77,15 +82,16 @@ export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): num
  *  whose tools share its globals, so the file's tools together are what is declared. */
 export function guestEnv(policy: OperatorPolicy, ext?: { identity: ExtensionIdentity; declared: string[] }, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
+  const secret = secretEnvNames(policy.secrets); // a [secrets.*] variable never reaches a guest, whatever lists it
   if (!ext) {
-    for (const name of policy.allowEnv) if (env[name] !== undefined) out[name] = env[name]!;
+    for (const name of policy.allowEnv) if (env[name] !== undefined && !secret.has(name)) out[name] = env[name]!;
     return out;
   }
   const { grant } = grantOf(policy.grants, ext.identity);
   const passed = [...(grant?.allowEnv ?? []), ...(policy.grants.mode === 'declared' ? policy.allowEnv : [])];
   for (const name of ext.declared) {
     if (grant?.env && Object.hasOwn(grant.env, name)) out[name] = grant.env[name];
-    else if (passed.includes(name) && env[name] !== undefined) out[name] = env[name]!;
+    else if (passed.includes(name) && !secret.has(name) && env[name] !== undefined) out[name] = env[name]!;
   }
   return out;
 }

@@ -16,7 +16,9 @@ import { AuditLog, auditTarget } from './audit-log.js';
 import { decidedBy, NotGrantedError } from './grants.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
-import { CancelledError, cancelledMessage, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { SecretStore } from './capabilities/secrets.js';
+import { cpuBudget, guestMemory } from './limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
@@ -106,7 +108,12 @@ export class Registry {
     this.buildCache = new BuildCache(engine.info.id);
     const { path, maxBytes } = policy.audit;
     if (path) this.audit = new AuditLog({ path, maxBytes });
+    this.secrets = new SecretStore(policy.secrets); // takes the values out of kiln's environment
   }
+
+  /** The operator's [secrets.*] with their values: added by the host to the requests of the tools that
+   *  declare them, never shown to a guest (capabilities/secrets.ts). */
+  readonly secrets: SecretStore;
 
   /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
   audit: AuditLog | undefined;
@@ -191,6 +198,13 @@ export class Registry {
         if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${section === '[grants]' ? this.policy.grants.spelled[key] ?? key : key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
       }
     }
+    // A declared secret the operator did not configure (or whose variable is unset): its tool's calls will fail.
+    for (const e of this.extensions) {
+      for (const t of e.artifact.manifest.tools) {
+        const why = this.secrets.problem(t);
+        if (why) this.warnings.push(`${e.file}: ${why}; its calls fail until then`);
+      }
+    }
   }
 
   /** One file as a loaded extension: an artifact as it is; a source from its cached build (verified like any
@@ -253,7 +267,8 @@ export class Registry {
     if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
     const started = performance.now();
     try {
-      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook) => instance.invoke(name, given, limit, onProgress, hook), signal);
+      this.secrets.check(entry.manifest); // a secret it declares that cannot be used: refused before it runs
+      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal);
       const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
       if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
       if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
@@ -297,7 +312,7 @@ export class Registry {
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number, hook: CancelHook) => Promise<unknown>, signal?: AbortSignal,
+    start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () =>
@@ -309,6 +324,7 @@ export class Registry {
         grants: this.policy.grants,
         processes: session.processes,
         http: session.httpFor(ext),
+        secrets: this.secrets,
         browser: session.browserFor(ext),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
@@ -323,11 +339,20 @@ export class Registry {
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
     const hook: CancelHook = {};
-    const mapped = start(instance, limit, hook).catch(async (e) => {
-      // The guest is gone (stopped at its deadline, out of memory, crashed): nobody can read its open response
-      // bodies any more, and they hold connections and slots. Cookies and vars stay.
-      if (e instanceof TimeoutError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
+    // CPU time (limits.ts): the lower of the tool's cpuMs and [limits] cpuMs; counted by the guest's instance.
+    const cpu = cpuBudget(this.policy, ext.artifact.manifest.tools.find((t) => t.name === name));
+    const mapped = start(instance, limit, hook, cpu?.ms).catch(async (e) => {
+      // The guest is gone (stopped at its deadline or CPU budget, out of memory, crashed): nobody can read its
+      // open response bodies any more, and they hold connections and slots. Cookies and vars stay.
+      if (e instanceof TimeoutError || e instanceof CpuLimitError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
       if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
+      if (e instanceof CpuLimitError) {
+        throw new CpuLimitError(`${what} used more than ${cpu?.ms} ms of CPU time (${cpu?.setting ?? 'cpuMs'}); it was stopped and the session's guest was reset`);
+      }
+      if (e instanceof MemoryLimitError) {
+        const m = guestMemory(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools);
+        throw new MemoryLimitError(`${e.message} (the limit: ${m.bytes} bytes, ${m.setting})`);
+      }
       const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
       if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
       throw e;

@@ -90,8 +90,8 @@ export class ScriptRunner {
     try {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();
-      const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit, hook) =>
-        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook), opts.signal);
+      const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit, hook, cpuMs) =>
+        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal);
       return { status: 'ok', result, logs, error: null };
     } catch (e) {
       if (!(e instanceof KilnError)) throw e;

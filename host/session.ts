@@ -8,7 +8,8 @@ import { BUSY_MS, WorkerPool } from './engine/pool.js';
 import type { GuestHandle, SessionWorker } from './engine/remote.js';
 import type { Engine } from './engine/engine.js';
 import { ExtensionLoadError, GuestCrashError, TimeoutError } from './errors.js';
-import { DEFAULT_POLICY, guestEnv, memoryLimit, type OperatorPolicy } from './policy.js';
+import { DEFAULT_POLICY, guestEnv, type OperatorPolicy } from './policy.js';
+import { guestMemory } from './limits.js';
 import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
 import { mappedLog } from './guest-log.js';
@@ -135,7 +136,8 @@ export class Session {
       this.httpByExt.get(ext.file)?.releaseBodies(); // its guest died: nobody can read its bodies
       this.giveBack(ext);
     }
-    const memory = memoryLimit(this.policy, { file: ext.file, sha256: ext.artifact.sha256 });
+    // The lower of the operator's limit and the lowest its tools declare (limits.ts).
+    const memory = guestMemory(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools).bytes;
     this.reservations.set(ext, this.budget.reserve(memory)); // throws MemoryBudgetError past the ceiling
     p = this.create(ext, onOp, memory);
     this.instances.set(ext, p);

@@ -31,6 +31,9 @@ interface KilnAllow {
   tools?: string[];
   /** Environment names process.env may show, when the operator allows them too ([scripting] allowEnv). */
   env?: string[];
+  /** Names of the operator's [secrets.*]: the host adds each to this tool's requests to that secret's hosts.
+   *  The handler never sees the value (not in process.env, not in any request or response). */
+  secrets?: string[];
 }
 
 interface KilnToolManifest<A = any> {
@@ -45,6 +48,11 @@ interface KilnToolManifest<A = any> {
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   exposeAsTool?: boolean;
   timeoutMs?: number;
+  /** CPU time a call may spend running JavaScript (waiting for I/O or timers costs none); the operator's
+   *  [limits] cpuMs may be lower. Past it the call fails with a CpuLimitError. */
+  cpuMs?: number;
+  /** A heap limit for this file's guest (shared by its tools: the lowest declared, or the operator's if lower). */
+  memoryLimitBytes?: number;
   allow?: KilnAllow;
   handler?: KilnHandler<A>;
 }

@@ -9,6 +9,8 @@
 //    `maxResponseBytes` the body is destroyed and the read fails. Nothing is buffered whole on the host.
 //  - A body belongs to the extension whose handler fetched it; no other extension can read it.
 //  - Cookies are kept per session, shared by `fetch` and `request`, and sent only where RFC 6265 says.
+//  - The tool's secrets (secrets.ts) are added per hop, to that hop's host only when it is one of theirs; each
+//    hop starts again from the guest's own headers, so a redirect elsewhere never carries one.
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
@@ -17,6 +19,7 @@ import type { Agent } from 'undici';
 import { KilnError, PermissionError } from '../errors.js';
 import { addressAllowed, checkUrl, hostAllowed, normaliseHost, type NetPolicy } from './net.js';
 import type { GrantCheck } from '../grants.js';
+import { withSecrets, type SecretHeader } from './secrets.js';
 import { kilnVersion } from '../version.js';
 
 export class HttpError extends KilnError {
@@ -160,8 +163,8 @@ export class HttpSession {
     return url;
   }
 
-  /** Send a request on behalf of `tool` (with its allow.net) and return the response head. */
-  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal, grant?: GrantCheck): Promise<FetchHead> {
+  /** Send a request on behalf of `tool` (with its allow.net, the operator's grant and its secrets) and return the response head. */
+  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal, grant?: GrantCheck, secrets: readonly SecretHeader[] = []): Promise<FetchHead> {
     const req = parseRequest(raw);
     let url = this.check(tool, req.url, net, grant);
     if (this.inFlight >= this.policy.maxConcurrent) {
@@ -180,7 +183,8 @@ export class HttpSession {
       const headers = [...given, ...defaultHeaders().filter(([k]) => !given.some(([g]) => g.toLowerCase() === k))];
       for (let hop = 0; ; hop++) {
         const cookie = await this.jar.getCookieString(url.href);
-        const sent = cookie ? [...headers.filter(([k]) => k.toLowerCase() !== 'cookie'), ['cookie', cookie] as [string, string]] : headers;
+        const own = withSecrets(headers, url, secrets); // this hop's host only; never carried to the next hop
+        const sent = cookie ? [...own.filter(([k]) => k.toLowerCase() !== 'cookie'), ['cookie', cookie] as [string, string]] : own;
         const res = await (load('undici') as typeof import('undici')).request(url, {
           method: method as any,
           headers: sent.flat(),

@@ -8,6 +8,7 @@ import { commandGrant, substitute, type CommandCeiling } from './commands.js';
 import { checkToolCall } from './tools.js';
 import { grantCheck, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
+import type { SecretStore } from './secrets.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
 
 export class UnavailableError extends KilnError {
@@ -26,6 +27,8 @@ export interface CapabilityContext {
   grants: Grants;
   processes: ProcessTable;
   http: HttpSession;
+  /** The operator's secrets: a request carries those its tool declares, to their hosts only (secrets.ts). */
+  secrets?: SecretStore;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
   browser?: SessionBrowser;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
@@ -58,7 +61,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
     }
     case 'http.fetch':
       return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal,
-        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net'));
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net'), ctx.secrets?.headersFor(ctx.tool));
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':

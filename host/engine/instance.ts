@@ -16,8 +16,12 @@
 //    is idle never completes. So a guest that has answered uses no CPU and starts nothing until its next call.
 //  - A handler's result is accepted only before its deadline: code stuck in a native call the interrupt cannot
 //    reach (a huge typed-array sort) that returns late is a TimeoutError, never a late success.
+//  - CPU time (cpuMs): the time each run of guest code takes is charged to every invocation in flight in this
+//    instance (one call, plus the calls it made to its own file's tools through plugins[...]); waiting for I/O
+//    or timers is not a run and costs nothing. A run is interrupted when an invocation's budget is spent, and
+//    a result reported past it is a CpuLimitError, never a success; the instance is discarded either way.
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
-import { CancelledError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { MAX_JSON_DEPTH, textNestsDeeper } from '../json-depth.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { IntlHost } from '../intl.js';
@@ -110,6 +114,9 @@ type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string }
 interface Running extends Invocation {
   /** performance.now() after which this invocation's code is stopped. */
   deadline: number;
+  /** Milliseconds of guest runs this invocation may be charged (none: no budget), and what it has been. */
+  cpuMs?: number;
+  cpuUsed: number;
   /** Set (to the reason) when the caller cancelled it: it may start nothing more on the host. */
   cancelled?: string;
   /** Where its ctx.progress updates go (raw JSON: the MCP layer checks them), if the caller wants them. */
@@ -137,6 +144,9 @@ export interface CancelHook {
 }
 
 let nextInvocation = 1;
+
+/** The registry rewrites this with the setting that set the budget (registry.ts). */
+const cpuSpent = (r: Running) => new CpuLimitError(`tool "${r.tool}" used more than its ${r.cpuMs} ms of CPU time (cpuMs) and was stopped`);
 
 function errorText(e: unknown): string {
   // A tool called through plugins[...] failed: the caller gets the callee's own "Name: message\nstack" (its
@@ -187,7 +197,15 @@ export class GuestInstance {
   private dead: KilnError | undefined;
   /** Armed while guest code runs: the interrupt import answers true past it. */
   private runDeadline = Infinity;
+  /** The part of runDeadline an invocation's CPU budget sets (Infinity when a deadline comes first). */
+  private cpuDeadline = Infinity;
+  /** When the current run started (charged to the invocations in flight when it ends: see enter). */
+  private runStartedAt = 0;
   private interruptedAt: number | undefined;
+  /** Set when the interrupt stopped a run because a CPU budget was spent (not a deadline or a stop). */
+  private interruptedByCpu = false;
+  /** Set when a handler reported its result after its CPU budget was spent: discarded after the run. */
+  private overranCpu = false;
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
   /** The guest's Intl formatters, and its budget of new ones (host/intl.ts). */
@@ -267,24 +285,24 @@ export class GuestInstance {
 
   /** Run tool `tool`'s handler with `args`; settles when the handler's promise does. Its code, run by run,
    *  is stopped once `timeoutMs` has passed since now (the caller also races the promise itself). */
-  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress, hook);
+  invoke(tool: string, args: unknown, timeoutMs = DEFAULT_RUN_MS, onProgress?: (update: string) => void, hook?: CancelHook, cpuMs?: number): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.invoke(id, tool, JSON.stringify(args ?? null)), onProgress, hook, cpuMs);
   }
 
   /** Run a compiled script as an invocation of `tool` (whose manifest its capability calls are checked
    *  against); settles with the script's last expression's value, awaited. */
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS, hook?: CancelHook): Promise<unknown> {
-    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode), undefined, hook);
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs = DEFAULT_RUN_MS, hook?: CancelHook, cpuMs?: number): Promise<unknown> {
+    return this.start(tool, timeoutMs, (id) => this.guest.runScript(id, bytecode), undefined, hook, cpuMs);
   }
 
   /** A new invocation of `tool` with its deadline, started by `enterGuest`; its outcome is the promise. */
   private start(
-    tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void, hook?: CancelHook,
+    tool: string, timeoutMs: number, enterGuest: (id: number) => unknown, onProgress?: (update: string) => void, hook?: CancelHook, cpuMs?: number,
   ): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
     const deadline = performance.now() + timeoutMs;
-    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, resolve, reject, onProgress }));
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, cpuMs, cpuUsed: 0, resolve, reject, onProgress }));
     try {
       this.enter(() => enterGuest(id));
     } catch {
@@ -375,10 +393,18 @@ export class GuestInstance {
    *  interrupted, and the instance discarded, as it is after running out of memory. */
   private enter(fn: () => unknown, until = Infinity): unknown {
     if (this.dead) throw this.dead;
-    let deadline = Math.min(until, performance.now() + this.runLimitMs);
-    for (const r of this.running.values()) deadline = Math.min(deadline, r.deadline);
-    this.runDeadline = deadline;
+    const startedAt = performance.now();
+    let deadline = Math.min(until, startedAt + this.runLimitMs);
+    let cpuDeadline = Infinity;
+    for (const r of this.running.values()) {
+      deadline = Math.min(deadline, r.deadline);
+      if (r.cpuMs !== undefined) cpuDeadline = Math.min(cpuDeadline, startedAt + r.cpuMs - r.cpuUsed);
+    }
+    this.runDeadline = Math.min(deadline, cpuDeadline);
+    this.cpuDeadline = cpuDeadline < deadline ? cpuDeadline : Infinity;
+    this.runStartedAt = startedAt;
     this.interruptedAt = undefined;
+    this.interruptedByCpu = false;
     let result: unknown;
     let failure: unknown;
     this.host.busy?.(true);
@@ -388,10 +414,17 @@ export class GuestInstance {
       failure = e;
     } finally {
       this.runDeadline = Infinity;
+      this.cpuDeadline = Infinity;
+      // The run's time is charged to every invocation still in flight (one that finished during it was
+      // judged in settle, with the run's time so far).
+      const spent = performance.now() - startedAt;
+      for (const r of this.running.values()) r.cpuUsed += spent;
       this.host.busy?.(false);
     }
     if (this.interruptedAt !== undefined) {
-      this.dispose(new TimeoutError('the guest ran past its time limit and was stopped; its globals were reset'));
+      this.dispose(this.interruptedByCpu
+        ? new CpuLimitError('the guest used up its CPU time budget (cpuMs) and was stopped; its globals were reset')
+        : new TimeoutError('the guest ran past its time limit and was stopped; its globals were reset'));
       throw this.dead;
     }
     if (this.outOfMemory) {
@@ -404,6 +437,10 @@ export class GuestInstance {
     }
     if (this.overran) {
       this.dispose(new TimeoutError('the guest returned after its time limit; its globals were reset'));
+      throw this.dead;
+    }
+    if (this.overranCpu) {
+      this.dispose(new CpuLimitError('the guest returned after its CPU time budget (cpuMs) was spent; its globals were reset'));
       throw this.dead;
     }
     if (failure === undefined) return result;
@@ -457,9 +494,15 @@ export class GuestInstance {
 
   /** A handler's reported outcome, as the host sees it. Never throws (it runs inside an import). */
   private settle(r: Running, outcome: Outcome): void {
-    if (this.interruptedAt !== undefined || performance.now() > r.deadline) {
+    const now = performance.now();
+    if (this.interruptedAt !== undefined && this.interruptedByCpu) return r.reject(cpuSpent(r));
+    if (this.interruptedAt !== undefined || now > r.deadline) {
       if (this.interruptedAt === undefined) this.overran = true;
       return r.reject(new TimeoutError(`tool "${r.tool}" was stopped at its deadline`));
+    }
+    if (r.cpuMs !== undefined && r.cpuUsed + (now - this.runStartedAt) > r.cpuMs) {
+      this.overranCpu = true; // spent between two polls of the interrupt: still no success
+      return r.reject(cpuSpent(r));
     }
     if (outcome.tag === 'err') {
       if (!OUT_OF_MEMORY.test(outcome.val)) return r.reject(toolError(outcome.val));
@@ -522,8 +565,12 @@ export class GuestInstance {
           return op;
         },
         interrupted: () => {
-          if (performance.now() <= this.runDeadline && !this.stopping && !this.host.stopRequested?.()) return false;
-          this.interruptedAt ??= performance.now();
+          const now = performance.now();
+          if (now <= this.runDeadline && !this.stopping && !this.host.stopRequested?.()) return false;
+          if (this.interruptedAt === undefined) {
+            this.interruptedAt = now;
+            this.interruptedByCpu = !this.stopping && now > this.cpuDeadline;
+          }
           return true;
         },
         parseUrl: (input: string, base: string | undefined) => {

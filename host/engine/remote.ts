@@ -1,7 +1,7 @@
 // The main thread's side of a session's worker (engine/worker.ts): starting it, passing ops to the
 // capability layer and their outcomes back, and terminating it when a guest will not stop.
 import { Worker } from 'node:worker_threads';
-import { CancelledError, GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { CancelledError, CpuLimitError, GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import type { Engine } from './engine.js';
 import type { CancelHook, Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
 import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
@@ -9,9 +9,10 @@ import { toWire, type FromWorker, type ToWorker, type WireError } from './worker
 /** What a session holds for one extension's guest, local or in a worker. */
 export interface GuestHandle {
   readonly alive: boolean;
-  /** `hook` is filled in with how to cancel the call (the guest is told: GuestInstance.cancel). */
-  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown>;
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook): Promise<unknown>;
+  /** `hook` is filled in with how to cancel the call (the guest is told: GuestInstance.cancel). `cpuMs`: the
+   *  call's CPU time budget, if it has one. */
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook, cpuMs?: number): Promise<unknown>;
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook, cpuMs?: number): Promise<unknown>;
   dispose(reason?: KilnError): void;
   /** Dispose of the guest and stop its code now if it is running (a cancelled call). */
   stop(reason: KilnError): void;
@@ -29,6 +30,7 @@ function fromWire(w: WireError): KilnError {
   switch (w.name) {
     case 'ToolError': return new ToolError(w.message, w.detail ?? w.message);
     case 'TimeoutError': return new TimeoutError(w.message);
+    case 'CpuLimitError': return new CpuLimitError(w.message);
     case 'MemoryLimitError': return new MemoryLimitError(w.message);
     case 'GuestCrashError': return new GuestCrashError(w.message);
     default: {
@@ -55,14 +57,14 @@ export class RemoteInstance implements GuestHandle {
     this.dead ??= reason;
   }
 
-  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook): Promise<unknown> {
+  invoke(tool: string, args: unknown, timeoutMs: number, onProgress?: (update: string) => void, hook?: CancelHook, cpuMs?: number): Promise<unknown> {
     if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
-    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs, progress: onProgress !== undefined }, onProgress, hook);
+    return this.worker.request({ type: 'invoke', id: this.id, tool, args, limit: timeoutMs, cpuMs, progress: onProgress !== undefined }, onProgress, hook);
   }
 
-  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook): Promise<unknown> {
+  runScript(tool: string, bytecode: Uint8Array, timeoutMs: number, hook?: CancelHook, cpuMs?: number): Promise<unknown> {
     if (!this.alive) return Promise.reject(this.dead ?? new GuestCrashError('the session worker stopped'));
-    return this.worker.request({ type: 'runScript', id: this.id, tool, bytecode, limit: timeoutMs }, undefined, hook);
+    return this.worker.request({ type: 'runScript', id: this.id, tool, bytecode, limit: timeoutMs, cpuMs }, undefined, hook);
   }
 
   dispose(reason: KilnError = new GuestCrashError('the guest instance was discarded')): void {

@@ -14,8 +14,8 @@ import { GuestInstance, type CancelHook, type InstanceHost, type LoadConfig } fr
 
 export type ToWorker =
   | { type: 'create'; seq: number; id: number; session: string; image: Uint8Array; config: LoadConfig; runLimitMs: number }
-  | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number; progress: boolean }
-  | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number }
+  | { type: 'invoke'; seq: number; id: number; tool: string; args: unknown; limit: number; cpuMs?: number; progress: boolean }
+  | { type: 'runScript'; seq: number; id: number; tool: string; bytecode: Uint8Array; limit: number; cpuMs?: number }
   | { type: 'dispose'; id: number; error: WireError }
   /** The caller cancelled the invoke/runScript request `of` (GuestInstance.cancel). */
   | { type: 'cancel'; of: number; reason: string }
@@ -150,8 +150,8 @@ if (parentPort && workerData?.kilnWorker) {
         const hook: CancelHook = {};
         cancels.set(m.seq, hook);
         const run = m.type === 'invoke'
-          ? instance.invoke(m.tool, m.args, m.limit, onProgress, hook)
-          : instance.runScript(m.tool, m.bytecode, m.limit, hook);
+          ? instance.invoke(m.tool, m.args, m.limit, onProgress, hook, m.cpuMs)
+          : instance.runScript(m.tool, m.bytecode, m.limit, hook, m.cpuMs);
         settle(m.seq, run.finally(() => {
           cancels.delete(m.seq);
           if (!instance.alive) {

@@ -18,6 +18,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
     operator: {
       policy: { mode: registry.policy.grants.mode }, commands: registry.policy.commands, net: registry.policy.net,
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
+      // Names, variables, hosts, headers and formats: never a value (capabilities/secrets.ts).
+      secrets: registry.policy.secrets ?? {}, cpuMs: registry.policy.limits.cpuMs ?? null,
     },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
@@ -31,6 +33,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         exposeAsTool: t.exposeAsTool,
         loaded: registry.tools.get(t.name)?.extension === ext,
         timeoutMs: t.timeoutMs ?? null,
+        cpuMs: t.cpuMs ?? null,
+        memoryLimitBytes: t.memoryLimitBytes ?? null,
         allow: t.allow,
         // declared, granted (null: the operator's grants do not narrow that kind) and effective (grants.ts)
         ...authority(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy),

@@ -2,7 +2,8 @@
 // no restart. A change is read whole (the same reader and messages as at start); a file that does not read keeps
 // the previous settings in force and says why. What applies live: [policy], [grants], [commands], [scripting],
 // [net] and [limits] (new guests, after every guest is reset so that env and memory limits apply), `extensions`
-// and `exclude` (the registry reloads). [sessions], [http], [browser] and [audit] take a restart: kiln says so.
+// and `exclude` (the registry reloads). [sessions], [http], [browser], [audit] and [secrets.*] (their values
+// leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.
 import { existsSync, watch, type FSWatcher } from 'node:fs';
@@ -13,7 +14,7 @@ import type { McpHost } from './server.js';
 const DEBOUNCE_MS = 200;
 
 /** The config's sections that are read once, at start. */
-const RESTART_SECTIONS = ['sessions', 'browser', 'audit'] as const;
+const RESTART_SECTIONS = ['sessions', 'browser', 'audit', 'secrets'] as const;
 
 export interface ConfigWatch {
   file: string;
