@@ -37,6 +37,12 @@ usage:
                                         --watch reloads changed, new and deleted files without a restart
                                         (scanned recursively); with none, ./kiln.toml is read; the
                                         config also sets the operator's [commands] ceiling
+  kiln bdd [paths...] [--tags EXPR] [--name REGEX] [--parallel N] [--format NAME[:FILE]]
+                                        run Gherkin features (default features/) against step definitions
+           [--world-parameters JSON] [--dry-run] [--fail-fast] [--retry N] [--no-strict] [--config FILE]
+                                        (steps/, step_definitions/, features/ or [test] steps, and the
+                                        config's extensions) in the sandbox; formats: pretty, progress,
+                                        summary, json, junit, message, html (docs/bdd.md)
   kiln --version                        print the version
 
   kiln <command> --help                 one command's usage
@@ -259,6 +265,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'build': return build(rest);
     case 'inspect': return inspect(rest);
     case 'mcp': return mcp(rest);
+    case 'bdd': return (await import('./bdd/cli.js')).bdd(rest, err);
     case 'run': return run(rest);
     case undefined: case 'help': case '--help': case '-h':
       process.stdout.write(USAGE);

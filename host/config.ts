@@ -82,6 +82,8 @@ export interface KilnConfig {
   /** Glob patterns of files not to load from those directories (discovery.ts), besides test files. */
   exclude: string[];
   policy: OperatorPolicy;
+  /** [test] steps: globs of kiln bdd's step files, relative to the config file (bdd/cli.ts has the defaults). */
+  test: { steps?: string[] };
   /** [http]: the HTTP transport's settings (mcp/http.ts). */
   http: { token?: string; allowedHosts: string[]; allowedOrigins: string[] };
 }
@@ -140,6 +142,7 @@ export function readConfig(file: string): KilnConfig {
       secrets: readSecrets(doc.secrets, (message) => new ConfigError(`${file}: ${message}`)),
     },
     http: readHttp(file, doc.http),
+    test: readTest(file, doc.test),
   };
 }
 
@@ -214,6 +217,16 @@ function readGrant(file: string, key: string, g: unknown): Grant {
     } else throw new ConfigError(`${file}: ${where} has an unknown key "${k}" (${GRANT_KEYS.join(', ')})`);
   }
   return out;
+}
+
+function readTest(file: string, v: unknown): KilnConfig['test'] {
+  if (v === undefined) return {};
+  if (!isTable(v)) throw new ConfigError(`${file}: [test] must be a table`);
+  for (const k of Object.keys(v)) if (k !== 'steps') throw new ConfigError(`${file}: [test] has an unknown key "${k}" (steps)`);
+  if (v.steps !== undefined && (!Array.isArray(v.steps) || !v.steps.every((s) => typeof s === 'string' && s.length > 0))) {
+    throw new ConfigError(`${file}: [test] steps must be a list of glob patterns`);
+  }
+  return { steps: v.steps as string[] | undefined };
 }
 
 function readAudit(file: string, v: unknown): AuditSettings {

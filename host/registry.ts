@@ -21,7 +21,7 @@ import { SecretStore } from './capabilities/secrets.js';
 import { cpuBudget, guestMemory } from './limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
-import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from './policy.js';
+import { DEFAULT_POLICY, extensionKeys, type ExtensionIdentity, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
@@ -36,9 +36,12 @@ export interface LoadedExtension {
   file: string;
   /** "source" when compiled on the fly, "artifact" when loaded from a .wasm file. */
   kind: 'source' | 'artifact';
-  /** Loaded as this host kind instead of the session's (the script guest is "script"). */
-  hostKind?: 'script';
+  /** Loaded as this host kind instead of the session's (the script guest is "script", kiln bdd's "bdd"). */
+  hostKind?: 'script' | 'bdd';
   artifact: OpenArtifact;
+  /** How the operator's grants name the file a tool comes from, when that is not this one (kiln bdd's image
+   *  holds many files: host/bdd/image.ts). */
+  toolIdentity?(tool: string): ExtensionIdentity | undefined;
 }
 
 export interface ToolEntry {
@@ -318,7 +321,7 @@ export class Registry {
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () =>
       performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
-        extension: { file: ext.file, sha256: ext.artifact.sha256 },
+        extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
         owner: ext.file,
         ceiling: this.policy.commands,
         grants: this.policy.grants,

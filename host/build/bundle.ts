@@ -136,10 +136,31 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   };
 }
 
-export async function bundle(file: string): Promise<Bundle> {
+/** What a bundle of generated code needs (kiln bdd's image: host/bdd/image.ts). */
+export interface BundleOptions {
+  /** Modules with no file behind them: id → code. The entry may be one (its id a path in `root`). */
+  virtual?: Record<string, string>;
+  /** Import specifiers that resolve to a virtual module: specifier → id. */
+  aliases?: Record<string, string>;
+  /** The directory whose files (and node_modules) the bundle may read: the entry's by default. */
+  root?: string;
+}
+
+/** Serves BundleOptions' virtual modules and aliases, ahead of every other plugin. */
+function virtualModules(options: BundleOptions): Plugin {
+  const code = options.virtual ?? {};
+  const aliases = options.aliases ?? {};
+  return {
+    name: 'kiln-virtual',
+    resolveId: (source) => (Object.hasOwn(aliases, source) ? aliases[source] : Object.hasOwn(code, source) ? source : null),
+    load: (id) => (Object.hasOwn(code, id) ? code[id] : null),
+  };
+}
+
+export async function bundle(file: string, options: BundleOptions = {}): Promise<Bundle> {
   const entry = resolve(file);
   const base = dirname(entry);
-  const root = extensionRoot(entry);
+  const root = options.root ?? extensionRoot(entry);
   let failure: string | undefined;
   const unresolved = new Map<string, string>(); // import -> the first real file that imported it
   let build;
@@ -148,6 +169,7 @@ export async function bundle(file: string): Promise<Bundle> {
       input: entry,
       treeshake: true,
       plugins: [
+        ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
         guard(entry, root, base, unresolved),
         nodeResolve({
           extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
