@@ -89,7 +89,7 @@ export class BddRun {
   /** A step's error as the author should read it: the message, then the frames of their own files. */
   private errorText(error: { message: string; stack: string }): string {
     const stack = (this.mapper ? this.mapper.rewrite(error.stack) : error.stack).split('\n')
-      .filter((l) => l.trim() && !/kiln-bdd|<prelude>|bundle:/.test(l));
+      .filter((l) => l.trim() && !/kiln-bdd|<prelude>|bundle:|\(native\)$/.test(l));
     return [this.mapper ? this.mapper.rewrite(error.message) : error.message, ...stack].join('\n');
   }
 
@@ -131,7 +131,7 @@ export class BddRun {
             stepMatchArgumentsLists: (m.args ?? []).map((args) => ({ stepMatchArguments: args })),
           },
         });
-        if (m.ids.length === 0 && m.snippet) this.emit({ suggestion: { id: this.newId(), pickleStepId: st.id, snippets: [{ language: 'javascript', code: m.snippet }] } });
+        if (m.ids.length === 0 && m.snippet) this.snippets.set(st.id, m.snippet);
       }
       // After hooks run in the reverse order of their definition, as in cucumber-js.
       for (const id of [...hookIds].reverse()) if (this.hookById.get(id)?.kind === 'After') planned.push(hook(id));
@@ -264,6 +264,11 @@ export class BddRun {
       if (RANK[result.status] > RANK[worst]) worst = result.status;
       if (result.status !== S.PASSED && !(x.kind === 'hook' && this.hookById.get(x.hookId)!.kind === 'After')) skipRest = true;
       held.push({ testStepFinished: { testCaseStartedId: startedId, testStepId, testStepResult: result, timestamp: now() } });
+      const snippet = x.kind === 'step' ? this.snippets.get(x.pickleStep.id) : undefined;
+      if (snippet !== undefined && x.kind === 'step' && result.status === S.UNDEFINED) {
+        held.push({ suggestion: { id: this.newId(), pickleStepId: x.pickleStep.id, snippets: [{ language: 'javascript', code: snippet }] } });
+        this.snippets.delete(x.pickleStep.id);
+      }
     }
     if (!dry && !this.fresh.has(worker)) await this.call(worker, this.NONE(), { op: 'end' }, this.registry.policy.limits.timeoutMs).catch(() => {});
     held.push({ testCaseFinished: { testCaseStartedId: startedId, willBeRetried: false, timestamp: now() } });
@@ -276,6 +281,9 @@ export class BddRun {
   }
 
   private readonly scenarioHooks = new Map<string, string[]>();
+  /** Ready-to-paste step definitions for undefined steps, by pickle step id (sent once, as cucumber-js does,
+   *  with the step's result). */
+  private readonly snippets = new Map<string, string>();
 
   private async runStep(worker: number, def: Setup['steps'][number], step: PickleStep, pickleInfo: unknown, stepHooks: (k: string) => Setup['hooks'], attach: (a: any) => void): Promise<TestStepResult> {
     for (const h of stepHooks('BeforeStep')) {
