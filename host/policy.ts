@@ -3,6 +3,7 @@ import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -43,6 +44,8 @@ export interface OperatorPolicy {
   browser: BrowserSettings;
   /** [audit]: the audit log (audit-log.ts). */
   audit: AuditSettings;
+  /** [approvals]: which operations ask a human first (approvals.ts, approval-gate.ts). */
+  approvals: ApprovalSettings;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -60,6 +63,7 @@ export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 
 
 export const DEFAULT_POLICY: OperatorPolicy = {
   commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
+  approvals: DEFAULT_APPROVALS,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {
