@@ -219,7 +219,7 @@ export class SessionBrowser {
   /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
    *  first browser call until its guest is idle, the invocation drives the context: the page's own requests
    *  (a fetch a click starts, a WebSocket) may go to its hosts, also between its page calls. */
-  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number): Promise<unknown> {
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, approve?: (url: string) => Promise<void>): Promise<unknown> {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
@@ -232,7 +232,7 @@ export class SessionBrowser {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([this.perform(tool, entries, request, gate), cancelled]);
+      const value = await Promise.race([this.perform(tool, entries, request, gate, approve), cancelled]);
       // What the page said and asked during (and before) this call goes with the answer when the guest has
       // page.on listeners; without them it is passed over, so listeners never hear what came before them.
       // Bytes travel alone: their events come with the next answer.
@@ -247,7 +247,7 @@ export class SessionBrowser {
     }
   }
 
-  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate): Promise<unknown> {
+  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate, approve?: (url: string) => Promise<void>): Promise<unknown> {
     const args = Array.isArray(r.args) ? r.args : [];
     if (r.target === 'context') return this.contextCall(r.method, args);
     const page = await this.page(typeof r.page === 'number' ? r.page : 0);
@@ -256,6 +256,7 @@ export class SessionBrowser {
       case 'goto': {
         const url = String(args[0]);
         if (!browserUrlAllowed(url, entries)) throw refusal(tool, hostOf(url), entries);
+        await approve?.(url); // [approvals]: the page's own requests and redirects are judged by allow.browser alone
         const before = gate.refused.length;
         const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
         // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.

@@ -3,6 +3,8 @@
 // Invariants:
 //  - Every hop is checked before it is made: the first URL and each redirect target, against the allow.net
 //    of the tool that started the request (undici never follows a redirect by itself).
+//  - [approvals] (`approve`) are asked after that check, before the first hop and before each redirect hop to
+//    an origin this request has not been approved for yet; a refusal there means that hop is never made.
 //  - With `denyPrivate`, the address a name resolves to is checked inside the connection's own DNS lookup,
 //    so the checked address is the one connected to (no rebinding between check and connect).
 //  - A response body reaches the guest chunk by chunk, only when the guest asks for the next one; past
@@ -158,10 +160,19 @@ export class HttpSession {
     return url;
   }
 
-  /** Send a request on behalf of `tool` (with its allow.net) and return the response head. */
-  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal): Promise<FetchHead> {
+  /** Send a request on behalf of `tool` (with its allow.net) and return the response head. `approve`: the
+   *  [approvals] gate (CapabilityContext.approve), asked for each origin the request goes to. */
+  async fetch(
+    tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal,
+    approve?: (url: URL, method: string) => Promise<void>,
+  ): Promise<FetchHead> {
     const req = parseRequest(raw);
     let url = this.check(tool, req.url, net);
+    const approved = new Set<string>();
+    if (approve) {
+      await approve(url, req.method);
+      approved.add(url.origin);
+    }
     if (this.inFlight >= this.policy.maxConcurrent) {
       throw new LimitError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
     }
@@ -211,6 +222,10 @@ export class HttpSession {
           if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             payload = undefined;
+          }
+          if (approve && !approved.has(url.origin)) {
+            await approve(url, method);
+            approved.add(url.origin);
           }
           continue;
         }
