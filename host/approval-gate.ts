@@ -21,7 +21,7 @@ import { PermissionError } from './errors.js';
 import type { AuditLog } from './audit-log.js';
 import type { ExtensionIdentity } from './extension-identity.js';
 import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, fullTarget, safeTarget,
+  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, question, safeTarget,
   type ApprovalRequest, type ApprovalSettings, type DecisionInput,
 } from './approvals.js';
 
@@ -180,8 +180,7 @@ export class ApprovalGate {
       always: `Always allow for this build of the extension (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
     };
     const lines = [
-      `Tool "${s.tool}" wants to ${request.op === 'command' ? 'run' : request.op}: ${fullTarget(request)}`,
-      ...(typeof request.size === 'number' ? [`Size: ${request.size} bytes`] : []),
+      question(s.tool, request),
       `Extension: ${s.extension.file} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
       `Asked because of kiln's ${decided.rule}. Decline to refuse it.`,
     ];

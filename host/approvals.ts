@@ -126,8 +126,8 @@ export function normalisePath(path: string): string {
 /**
  * Whether `path` (relative to the workspace root) matches `pattern`. The grammar of `exclude`: a pattern
  * without a slash matches a file or directory name at any depth (`.env*`, `wrangler.toml`, `.github`); one
- * with a slash matches from the root (`src/*.ts`, `out/**`) — the path itself or a directory it is in, so
- * `.github/` and `secrets/keys` cover everything below them. `*` is any run of characters but `/`, `**` any
+ * with a slash, even a trailing one, matches from the root (`src/`, `src/*.ts`, `out/**`) — the path itself
+ * or a directory it is in, so `.github/` and `secrets/keys` cover everything below them. `*` is any run of characters but `/`, `**` any
  * run including `/`, `?` one character.
  */
 export function pathMatches(pattern: string, path: string): boolean {
@@ -135,7 +135,7 @@ export function pathMatches(pattern: string, path: string): boolean {
   const parts = normalisePath(path).split('/');
   if (p === '') return true;
   const re = globRegExp(p);
-  if (!p.includes('/')) return parts.some((part) => re.test(part));
+  if (!pattern.includes('/')) return parts.some((part) => re.test(part)); // as written: `src/` and `./src` are rooted
   for (let i = 1; i <= parts.length; i++) if (re.test(parts.slice(0, i).join('/'))) return true;
   return false;
 }
@@ -229,15 +229,24 @@ export function describe(r: ApprovalRequest): string {
   }
 }
 
-/** What the human is shown: the whole target, argv included (they are the client's own user). */
-export function fullTarget(r: ApprovalRequest): string {
-  if (r.op === 'command') {
-    const argv = (r.argv ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
-    return `command "${r.command}": ${clip(argv, 2000)}`;
-  }
-  if (r.op === 'net') return `${(r.method ?? 'GET').toUpperCase()} ${clip(r.url ?? '', 2000)}`;
-  if (r.op === 'browser.navigate') return clip(r.url ?? '', 2000);
-  return safeTarget(r);
+/** What the human is asked: the operation and its whole target, argv and query included (they are the
+ *  client's own user, who sees the arguments anyway). */
+export function question(tool: string, r: ApprovalRequest): string {
+  const what = (() => {
+    switch (r.op) {
+      case 'command': {
+        const argv = (r.argv ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+        return `run command "${r.command}": ${clip(argv, 2000)}`;
+      }
+      case 'net': return `send an HTTP request: ${(r.method ?? 'GET').toUpperCase()} ${clip(r.url ?? '', 2000)}`;
+      case 'browser.navigate': return `load a page in its browser: ${clip(r.url ?? '', 2000)}`;
+      case 'fs.read': return `read the file ${safeTarget(r)}`;
+      case 'fs.write': return `write the file ${safeTarget(r)}`;
+      case 'fs.delete': return `delete ${safeTarget(r)}`;
+      case 'fs.rename': return `rename ${safeTarget(r)}`;
+    }
+  })();
+  return `Tool "${tool}" wants to ${what}`;
 }
 
 /**
