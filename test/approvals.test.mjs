@@ -354,6 +354,12 @@ verdict = "allow"
   assert.deepEqual(auditLines(c.audit).filter((r) => r.type === 'approval').map((r) => [r.event, r.verdict, r.rule]), [
     ['decision', 'allow', 'approvals.rules[0] "echo is harmless"'], ['decision', 'deny', 'approvals.rules[1]'],
   ]);
+  // kiln_extensions shows the operator's approvals; no MCP tool approves or grants anything.
+  const report = (await call(client, 'kiln_extensions')).json;
+  assert.equal(report.operator.approvals.preset, 'strict');
+  assert.deepEqual(report.operator.approvals.rules.map((r) => r.verdict), ['allow', 'deny', 'allow']);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((x) => x.name).filter((n) => !n.startsWith('ap.')).sort(), ['kiln_close_session', 'kiln_extensions', 'run_script']);
 });
 
 test('net: the first hop and each redirect to a new origin are asked; a refused hop never reaches the server', { timeout: 60_000 }, async (t) => {

@@ -15,7 +15,11 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled } },
+    operator: {
+      commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
+      // What asks a human first ([approvals]); shown, never changed, over MCP.
+      approvals: (({ store, ...a }) => ({ ...a, store: store ?? null }))(registry.approvals.settings),
+    },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
