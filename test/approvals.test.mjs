@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { call, kilnBin, tempDir, waitUntil } from './helpers.mjs';
+import { call, kiln, kilnBin, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
 import { allowHint, decide, parseApprovals, pathMatches, question, safeTarget, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
 
@@ -316,6 +316,16 @@ test('a client that cannot elicit gets the refusal with the line that would allo
   const ok = await serve(t, fixed.file);
   assert.equal((await call(ok.client, 'ap.touch', { path: join(fixed.dir, 'marker') })).text, 'ran');
   assert.ok(existsSync(join(fixed.dir, 'marker')));
+});
+
+test('kiln run has nobody to ask: a required approval is refused, and nothing ran', { timeout: 60_000 }, async (t) => {
+  const c = config(t, '[approvals]\npreset = "strict"');
+  const script = join(c.dir, 'go.js');
+  writeFileSync(script, `await plugins['ap.touch']({ path: ${JSON.stringify(join(c.dir, 'marker'))} })`);
+  const r = await kiln(['run', script, '--config', c.file]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /PermissionError: tool \\"ap\.touch\\" may not run command \\"touch\\" without a human's approval \(preset strict: commands requires it\), and nobody can be asked here \(no MCP client: kiln run\); to allow it without asking/);
+  assert.equal(existsSync(join(c.dir, 'marker')), false);
 });
 
 test('permissive and balanced run a command without asking; no [approvals] writes no approval lines', { timeout: 60_000 }, async (t) => {
