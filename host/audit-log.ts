@@ -29,7 +29,15 @@ export interface AuditSubject {
 export type AuditRecord =
   | (AuditSubject & { type: 'call'; phase: 'start' })
   | (AuditSubject & { type: 'call'; phase: 'end'; durationMs: number; outcome: 'ok' | 'error'; error?: string })
-  | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; reason?: string; durationMs: number });
+  | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; reason?: string; durationMs: number })
+  /** [approvals] (approval-gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
+   *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
+   *  error); an earlier answer that covered it ("remembered"); a required approval nobody could be asked for
+   *  ("unasked"). `target` is approvals.ts `safeTarget`: no argument values. */
+  | (AuditSubject & {
+    type: 'approval'; event: 'decision' | 'asked' | 'answered' | 'remembered' | 'unasked'; op: string; target: string;
+    verdict?: 'allow' | 'require' | 'deny'; rule?: string; answer?: string; durationMs?: number;
+  });
 
 /** What a capability call is aimed at, as the log may show it (see the invariants above). */
 export function auditTarget(kind: string, request: unknown): string {

@@ -59,6 +59,15 @@
 //   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
 //
+//   [approvals]                 # human approvals at the moment a capability is used (approvals.ts)
+//   preset = "balanced"         # "permissive" (default) | "balanced" | "strict"
+//   default = "allow"           # the verdict when no rule matches: "allow" | "require" | "deny"
+//   store = "kiln-approvals.json"  # relative to this file: where "always" answers are kept
+//   timeoutMs = 300000          # how long a human is waited for
+//   [[approvals.rules]]         # in order, before the preset's; the first that matches decides
+//   op = ["command"]            # and/or tool, extension, path, host, command, minSize, maxSize
+//   verdict = "require"         # "allow" | "require" | "deny"
+//
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
@@ -74,6 +83,7 @@ import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
 import { ENV_NAME } from './manifest.js';
+import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from './approvals.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
@@ -124,7 +134,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets', 'approvals'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -140,6 +150,7 @@ export function readConfig(file: string): KilnConfig {
       browser: readBrowser(file, doc.browser),
       audit: readAudit(file, doc.audit),
       secrets: readSecrets(doc.secrets, (message) => new ConfigError(`${file}: ${message}`)),
+      approvals: readApprovals(file, doc.approvals),
     },
     http: readHttp(file, doc.http),
     test: readTest(file, doc.test),
@@ -241,6 +252,16 @@ function readAudit(file: string, v: unknown): AuditSettings {
     path: v.path === undefined ? undefined : resolve(dirname(file), v.path as string),
     maxBytes: (v.maxBytes as number | undefined) ?? DEFAULT_AUDIT.maxBytes,
   };
+}
+
+/** [approvals] (approvals.ts parses it; extension keys and the store path are resolved here, like the rest). */
+function readApprovals(file: string, v: unknown): ApprovalSettings {
+  try {
+    return parseApprovals(v, (key) => operatorKey(file, key), (p) => resolve(dirname(file), p));
+  } catch (e) {
+    if (e instanceof ApprovalsConfigError) throw new ConfigError(`${file}: ${e.message}`);
+    throw e;
+  }
 }
 
 function readBrowser(file: string, v: unknown): BrowserSettings {

@@ -19,6 +19,7 @@ import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from './capabilities/net.js';
 import type { Allow } from './manifest.js';
 import type { OperatorPolicy } from './policy.js';
+import type { ApprovalRequest } from './approvals.js';
 
 export type PolicyMode = 'declared' | 'granted' | 'ask';
 
@@ -175,12 +176,27 @@ export function intersectPrefixes(declared: string[], grant: string[] | undefine
 export interface GrantCheck {
   list: string[];
   refuse(item: string): NotGrantedError;
+  /** Mode "ask": put `item` (refused as `refuse` says) to a human as `request` instead; resolves if they allow it. */
+  ask?(item: string, request: ApprovalRequest): Promise<void>;
 }
 
-/** The check of `kind` for `ext`'s tool `tool`, or undefined when grants do not narrow that kind. */
-export function grantCheck(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind): GrantCheck | undefined {
+/** Asks a human about a use that is declared and not granted (approval-gate.ts, forced to "require"). */
+export type GrantAsker = (refusal: NotGrantedError, request: ApprovalRequest) => Promise<void>;
+
+/** The check of `kind` for `ext`'s tool `tool`, or undefined when grants do not narrow that kind. `asker`: how
+ *  mode "ask" asks (without one, "ask" refuses like "granted"). */
+export function grantCheck(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind, asker?: GrantAsker): GrantCheck | undefined {
   const list = granted(grants, ext, kind);
-  return list && { list, refuse: (item) => notGranted(grants, ext, tool, kind, item) };
+  if (!list) return undefined;
+  const refuse = (item: string) => notGranted(grants, ext, tool, kind, item);
+  return { list, refuse, ...(grants.mode === 'ask' && asker ? { ask: (item: string, request: ApprovalRequest) => asker(refuse(item), request) } : {}) };
+}
+
+/** What the approvals gate needs to put a refused grant to a human: the rule that asks, and the hint when
+ *  nobody can be asked (the grant's own line to add). */
+export function askFor(refusal: NotGrantedError): { rule: string; hint: string } {
+  const at = refusal.message.indexOf('to allow it');
+  return { rule: `[policy] mode = "ask" (${refusal.kind} "${refusal.item}" is declared, not granted)`, hint: at >= 0 ? refusal.message.slice(at) : refusal.message };
 }
 
 /** A tool's authority of each kind: names, host patterns or path prefixes. */

@@ -5,6 +5,7 @@ import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { grantOf, NO_GRANTS, type Grants } from './grants.js';
 import { secretEnvNames, type SecretsConfig } from './capabilities/secrets.js';
+import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -52,6 +53,8 @@ export interface OperatorPolicy {
   audit: AuditSettings;
   /** [secrets.*]: headers the host adds to the requests of tools that declare them (capabilities/secrets.ts). */
   secrets?: SecretsConfig;
+  /** [approvals]: which operations ask a human first (approvals.ts, approval-gate.ts). */
+  approvals: ApprovalSettings;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -69,6 +72,7 @@ export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 
 
 export const DEFAULT_POLICY: OperatorPolicy = {
   grants: NO_GRANTS, commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
+  approvals: DEFAULT_APPROVALS,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {

@@ -14,6 +14,7 @@ import type { Engine } from './engine/engine.js';
 import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
 import { AuditLog, auditTarget } from './audit-log.js';
 import { decidedBy, NotGrantedError } from './grants.js';
+import { ApprovalGate, type AskVia } from './approval-gate.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
@@ -83,6 +84,16 @@ function crossReferences(schema: unknown): boolean {
   return JSON.stringify(schema).match(/"\$id"|"\$ref":"(?!#)/) !== null;
 }
 
+/** What a call knows about itself while it runs, for the ops its invocation starts (found through the
+ *  CancelHook it passed to invoke: OpExtras.call). */
+export interface CallState {
+  /** How a human can be asked for approvals in this call (its MCP request), or why nobody can. */
+  via?: AskVia;
+  /** Stop this call's clock, and its callers' (a plugins[...] caller waits on it): the returned function
+   *  starts them again, moving their deadlines later by the time spent stopped. */
+  pause(): () => void;
+}
+
 const cancelled = (name: string) =>
   new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; its work was aborted`);
 
@@ -112,11 +123,16 @@ export class Registry {
     const { path, maxBytes } = policy.audit;
     if (path) this.audit = new AuditLog({ path, maxBytes });
     this.secrets = new SecretStore(policy.secrets); // takes the values out of kiln's environment
+    this.approvals = new ApprovalGate(policy.approvals, this.audit);
   }
 
   /** The operator's [secrets.*] with their values: added by the host to the requests of the tools that
    *  declare them, never shown to a guest (capabilities/secrets.ts). */
   readonly secrets: SecretStore;
+  /** [approvals]: CapabilityContext.approve. A reload keeps the same one (its session answers survive). */
+  approvals: ApprovalGate;
+  /** The calls running, by the hook they passed to their guest (see CallState). */
+  private readonly calls = new WeakMap<CancelHook, CallState>();
 
   /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
   audit: AuditLog | undefined;
@@ -167,6 +183,7 @@ export class Registry {
   async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
     const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.lazySchemas);
     next.audit = this.audit;
+    next.approvals = this.approvals;
     await next.load(paths, exclude);
     for (const f of next.failures) {
       const good = this.extensions.find((e) => e.file === f.file);
@@ -258,8 +275,10 @@ export class Registry {
     }
   }
 
-  /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller. */
-  async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void): Promise<unknown> {
+  /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller.
+   *  `via`: how to ask a human for approvals (the MCP request's client), or a CallState of the caller (a
+   *  plugins[...] call), whose way to ask and clock the callee shares. */
+  async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState): Promise<unknown> {
     const entry = this.tools.get(name);
     if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
@@ -271,7 +290,7 @@ export class Registry {
     const started = performance.now();
     try {
       this.secrets.check(entry.manifest); // a secret it declares that cannot be used: refused before it runs
-      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal);
+      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via);
       const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
       if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
       if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
@@ -315,11 +334,12 @@ export class Registry {
    */
   async runInSession(
     session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal,
+    start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
-    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () =>
-      performOp(kind, inv, request, extras, {
+    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () => {
+      const call = extras.call && this.calls.get(extras.call);
+      return performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
         extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
         owner: ext.file,
@@ -329,11 +349,16 @@ export class Registry {
         http: session.httpFor(ext),
         secrets: this.secrets,
         browser: session.browserFor(ext),
-        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
-        callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
+        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
+        // for approvals through its caller's client, and stops its caller's clock while it does.
+        callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),
         fileOf: (callee) => this.tools.get(callee)?.extension.file,
-      })),
-    );
+        approve: (request, forced) => this.approvals.approve(request, {
+          session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
+          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()),
+        }, forced),
+      });
+    }));
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
     // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
     const limit = Math.min(timeoutMs ?? this.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
@@ -342,6 +367,41 @@ export class Registry {
       `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
     );
     const hook: CancelHook = {};
+    // The call's clock: `due` moves later by the time the call spends paused (waiting for a human's approval),
+    // and its guest's deadline with it (hook.extend); a caller through plugins[...] is paused along with it.
+    const parent = via && 'pause' in via ? via : undefined;
+    let due = performance.now() + limit;
+    let pauses = 0;
+    let pausedSince = 0;
+    let ended = false;
+    let timer: NodeJS.Timeout | undefined;
+    let fire: () => void = () => {};
+    const arm = () => {
+      clearTimeout(timer);
+      if (!ended && pauses === 0) timer = setTimeout(() => (performance.now() >= due - 1 ? fire() : arm()), Math.max(0, due - performance.now()));
+    };
+    this.calls.set(hook, {
+      via: parent ? parent.via : (via as AskVia | undefined),
+      pause: () => {
+        const resumeParent = parent?.pause();
+        if (pauses++ === 0) {
+          pausedSince = performance.now();
+          clearTimeout(timer);
+        }
+        let resumed = false;
+        return () => {
+          if (resumed) return;
+          resumed = true;
+          const now = performance.now();
+          const credit = now - pausedSince; // time stopped since the last resume: overlapping pauses count once
+          pausedSince = now;
+          due += credit;
+          hook.extend?.(credit);
+          if (--pauses === 0) arm();
+          resumeParent?.();
+        };
+      },
+    });
     // CPU time (limits.ts): the lower of the tool's cpuMs and [limits] cpuMs; counted by the guest's instance.
     const cpu = cpuBudget(this.policy, ext.artifact.manifest.tools.find((t) => t.name === name));
     const mapped = start(instance, limit, hook, cpu?.ms).catch(async (e) => {
@@ -361,15 +421,17 @@ export class Registry {
       throw e;
     });
     // A handler waiting on a promise that never settles is not running code: the clock catches it.
-    let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      fire = () => {
+        ended = true;
         session.discard(ext, `${what} exceeded its time limit`); // releases its bodies too
         void session.unstick();
         reject(timedOut());
-      }, limit);
+      };
+      arm();
       onAbort = () => {
+        ended = true;
         clearTimeout(timer);
         hook.cancel?.(cancelledMessage(what, signal!.reason));
         const grace = setTimeout(() => {
@@ -391,7 +453,9 @@ export class Registry {
     } catch (e) {
       throw signal?.aborted ? cancelled(name) : e;
     } finally {
+      ended = true;
       clearTimeout(timer);
+      this.calls.delete(hook);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }

@@ -13,6 +13,7 @@ import { KilnError, ToolError } from './errors.js';
 import type { ToolManifest } from './manifest.js';
 import type { LoadedExtension, Registry } from './registry.js';
 import type { Session } from './session.js';
+import type { AskVia } from './approval-gate.js';
 
 export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [], browser: [] } };
 
@@ -80,7 +81,7 @@ export class ScriptRunner {
   }
 
   /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */
-  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal } = {}): Promise<ScriptResult> {
+  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal; via?: AskVia } = {}): Promise<ScriptResult> {
     const logs: ScriptResult['logs'] = [];
     let dropped = 0;
     const stop = session.captureLogs((level, message) => {
@@ -91,7 +92,7 @@ export class ScriptRunner {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();
       const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit, hook, cpuMs) =>
-        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal);
+        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal, opts.via);
       return { status: 'ok', result, logs, error: null };
     } catch (e) {
       if (!(e instanceof KilnError)) throw e;

@@ -220,7 +220,7 @@ export class SessionBrowser {
   /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
    *  first browser call until its guest is idle, the invocation drives the context: the page's own requests
    *  (a fetch a click starts, a WebSocket) may go to its hosts, also between its page calls. */
-  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, grant?: GrantCheck): Promise<unknown> {
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, grant?: GrantCheck, approve?: (url: string) => Promise<void>): Promise<unknown> {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
@@ -228,7 +228,8 @@ export class SessionBrowser {
     if (!this.leases.has(inv)) {
       // The operator's grant narrows what the tool declares: both drive the gate, and the gate needs every
       // driver's yes.
-      const releases = [gate.drive(entries), ...(grant ? [gate.drive(grant.list)] : [])];
+      // (Mode "ask" asks about page.goto only; the page's own requests follow allow.browser, as approvals do.)
+      const releases = [gate.drive(entries), ...(grant && !grant.ask ? [gate.drive(grant.list)] : [])];
       this.leases.set(inv, () => releases.forEach((r) => r()));
     }
     let onAbort: (() => void) | undefined;
@@ -238,7 +239,7 @@ export class SessionBrowser {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([this.perform(tool, entries, request, gate, grant), cancelled]);
+      const value = await Promise.race([this.perform(tool, entries, request, gate, grant, approve), cancelled]);
       // What the page said and asked during (and before) this call goes with the answer when the guest has
       // page.on listeners; without them it is passed over, so listeners never hear what came before them.
       // Bytes travel alone: their events come with the next answer.
@@ -253,7 +254,7 @@ export class SessionBrowser {
     }
   }
 
-  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate, grant?: GrantCheck): Promise<unknown> {
+  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate, grant?: GrantCheck, approve?: (url: string) => Promise<void>): Promise<unknown> {
     const args = Array.isArray(r.args) ? r.args : [];
     if (r.target === 'context') return this.contextCall(r.method, args);
     const page = await this.page(typeof r.page === 'number' ? r.page : 0);
@@ -262,14 +263,22 @@ export class SessionBrowser {
       case 'goto': {
         const url = String(args[0]);
         const allowed = (u: string) => browserUrlAllowed(u, entries) && (!grant || browserUrlAllowed(u, grant.list));
+        let asked = false;
         // Not declared: the author's refusal; declared and not granted: the operator's.
         const declared = (host: string) => ['http', 'https'].some((s) => browserUrlAllowed(`${s}://${host}/`, entries));
         const refuse = (host: string) => (grant && declared(host) ? grant.refuse(host) : refusal(tool, host, entries));
-        if (!allowed(url)) throw refuse(hostOf(url));
+        if (!allowed(url)) {
+          // [policy] mode "ask": a declared host the grant does not list is put to a human (only page.goto is
+          // asked: the page's own requests follow allow.browser and the grant, as approvals do).
+          if (!(grant?.ask && browserUrlAllowed(url, entries))) throw refuse(hostOf(url));
+          await grant.ask(hostOf(url), { op: 'browser.navigate', url });
+          asked = true;
+        }
+        await approve?.(url); // [approvals]: the page's own requests and redirects are judged by allow.browser alone
         const before = gate.refused.length;
         const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
         // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
-        if (!allowed(page.url()) || (response?.status() === 403 && gate.refused.length > before)) {
+        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.refused.length > before)) {
           throw refuse(gate.refused[gate.refused.length - 1] ?? hostOf(page.url()));
         }
         return response ? { status: response.status(), url: response.url() } : null;

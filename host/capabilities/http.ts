@@ -3,6 +3,8 @@
 // Invariants:
 //  - Every hop is checked before it is made: the first URL and each redirect target, against the allow.net
 //    of the tool that started the request (undici never follows a redirect by itself).
+//  - [approvals] (`approve`) are asked after that check, before the first hop and before each redirect hop to
+//    an origin this request has not been approved for yet; a refusal there means that hop is never made.
 //  - With `denyPrivate`, the address a name resolves to is checked inside the connection's own DNS lookup,
 //    so the checked address is the one connected to (no rebinding between check and connect).
 //  - A response body reaches the guest chunk by chunk, only when the guest asks for the next one; past
@@ -153,20 +155,33 @@ export class HttpSession {
   }
 
   /** checkUrl, plus the operator's address rule for IP literals (names are checked at DNS lookup). */
-  private check(tool: string, href: string, net: string[], grant?: GrantCheck): URL {
+  private async check(tool: string, href: string, net: string[], grant: GrantCheck | undefined, method: string): Promise<URL> {
     const url = checkUrl(tool, href, net, this.policy);
     const host = normaliseHost(url.hostname);
-    if (grant && !hostAllowed(grant.list, host, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)) throw grant.refuse(url.host);
+    if (grant && !hostAllowed(grant.list, host, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)) {
+      if (!grant.ask) throw grant.refuse(url.host);
+      await grant.ask(url.host, { op: 'net', url: url.href, method }); // [policy] mode "ask": a human decides
+    }
     if (isIP(host) && !addressAllowed(host, this.policy)) {
       throw new PermissionError(`${host} is a private or loopback address, which the operator forbids ([net] denyPrivate)`);
     }
     return url;
   }
 
-  /** Send a request on behalf of `tool` (with its allow.net, the operator's grant and its secrets) and return the response head. */
-  async fetch(tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal, grant?: GrantCheck, secrets: readonly SecretHeader[] = []): Promise<FetchHead> {
+  /** Send a request on behalf of `tool` (with its allow.net, the operator's grant and its secrets) and return the
+   *  response head. `approve`: the [approvals] gate (CapabilityContext.approve), asked for each origin the request
+   *  goes to. */
+  async fetch(
+    tool: string, net: string[], owner: string, raw: unknown, body: Uint8Array, signal: AbortSignal,
+    grant?: GrantCheck, secrets: readonly SecretHeader[] = [], approve?: (url: URL, method: string) => Promise<void>,
+  ): Promise<FetchHead> {
     const req = parseRequest(raw);
-    let url = this.check(tool, req.url, net, grant);
+    let url = await this.check(tool, req.url, net, grant, req.method);
+    const approved = new Set<string>();
+    if (approve) {
+      await approve(url, req.method);
+      approved.add(url.origin);
+    }
     if (this.inFlight >= this.policy.maxConcurrent) {
       throw new LimitError(`a session has at most ${this.policy.maxConcurrent} requests in flight (responses not yet read to the end count); read or cancel some first`);
     }
@@ -213,10 +228,14 @@ export class HttpSession {
           } catch {
             throw new HttpError(`${url.href} redirected to an invalid URL`);
           }
-          url = this.check(tool, next.href, net, grant); // the same rules, on every hop
+          url = await this.check(tool, next.href, net, grant, method); // the same rules, on every hop
           if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             payload = undefined;
+          }
+          if (approve && !approved.has(url.origin)) {
+            await approve(url, method);
+            approved.add(url.origin);
           }
           continue;
         }

@@ -3,10 +3,12 @@ import { KilnError } from '../errors.js';
 import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
+import type { ApprovalRequest } from '../approvals.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
-import { commandGrant, substitute, type CommandCeiling } from './commands.js';
+import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
+import type { CommandSpec } from '../manifest.js';
 import { checkToolCall } from './tools.js';
-import { grantCheck, type Grants } from '../grants.js';
+import { askFor, grantCheck, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
 import type { SecretStore } from './secrets.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
@@ -35,6 +37,30 @@ export interface CapabilityContext {
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
   /** The file a loaded tool belongs to (for allow.tools), undefined when none is loaded by that name. */
   fileOf(name: string): string | undefined;
+  /**
+   * The operator's [approvals] verdict on one operation of this tool (approvals.ts), asking a human when it
+   * is "require". Call it after the capability's own checks passed and before anything of the operation
+   * happens: it resolves when the operation may go ahead, and rejects with a PermissionError naming the op
+   * and its target when it may not (denied, declined, unanswered, or nobody to ask). While a human is asked,
+   * the call's deadline stands still; a cancelled call ends the wait.
+   */
+  approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
+}
+
+/** [policy] mode "ask": a declared use the grant does not list goes to a human (grants.ts askFor). */
+const asker = (ctx: CapabilityContext): GrantAsker => (refusal, request) => ctx.approve(request, askFor(refusal));
+
+/** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human. */
+async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<CommandSpec> {
+  try {
+    return commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants);
+  } catch (e) {
+    if (!(e instanceof NotGrantedError) || !e.askable) throw e;
+    const spec = commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling); // declared, allowed
+    const proc = substitute(spec, vars ?? {});
+    await ctx.approve({ op: 'command', command: name as string, argv: [proc.file, ...proc.args] }, askFor(e));
+    return spec;
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -43,31 +69,39 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'run', req.name, ctx.extension, ctx.ceiling, ctx.grants);
-      return runOnce(req.name as string, spec, substitute(spec, req.vars ?? {}), ctx.processes, extras.signal);
+      const spec = await commandSpec(ctx, 'run', req.name, req.vars);
+      const proc = substitute(spec, req.vars ?? {});
+      await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
+      return runOnce(req.name as string, spec, proc, ctx.processes, extras.signal);
     }
     case 'commands.start': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'start', req.name, ctx.extension, ctx.ceiling, ctx.grants);
+      const spec = await commandSpec(ctx, 'start', req.name, {});
+      const proc = substitute(spec, {});
       await loadProcessSupport();
-      return ctx.processes.start(ctx.owner, req.name as string, spec, substitute(spec, {}));
+      // start is idempotent while the process runs: nothing new starts then, so nobody is asked.
+      if (!ctx.processes.status(ctx.owner, req.name as string, spec).running) {
+        await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
+      }
+      return ctx.processes.start(ctx.owner, req.name as string, spec, proc);
     }
     case 'commands.status': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'status', req.name, ctx.extension, ctx.ceiling, ctx.grants);
+      const spec = await commandSpec(ctx, 'status', req.name, {});
       return ctx.processes.status(ctx.owner, req.name as string, spec);
     }
     case 'commands.stop': {
-      const spec = commandGrant(ctx.tool.name, ctx.tool.allow, 'stop', req.name, ctx.extension, ctx.ceiling, ctx.grants);
+      const spec = await commandSpec(ctx, 'stop', req.name, {});
       return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
     case 'http.fetch':
       return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal,
-        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net'), ctx.secrets?.headersFor(ctx.tool));
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net', asker(ctx)), ctx.secrets?.headersFor(ctx.tool),
+        (url, method) => ctx.approve({ op: 'net', url: url.href, method }));
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
       if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
       return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id,
-        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser'));
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)), (url) => ctx.approve({ op: 'browser.navigate', url }));
     case 'plugins.call':
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool), grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'));

@@ -71,6 +71,10 @@ export const MAX_OPS_IN_FLIGHT = 1024;
 export interface OpExtras {
   body?: Uint8Array;
   signal: AbortSignal;
+  /** The hook of the call whose invocation started the op (the object its caller passed to invoke/runScript),
+   *  so the caller can tell its ops apart (registry.ts: approvals pause that call's clock); none for ops that
+   *  belong to no such call. */
+  call?: CancelHook;
 }
 
 /** What an instance needs from its host. Capability checks live behind `op`, never in the guest.
@@ -121,6 +125,8 @@ interface Running extends Invocation {
   cancelled?: string;
   /** Where its ctx.progress updates go (raw JSON: the MCP layer checks them), if the caller wants them. */
   onProgress?: (update: string) => void;
+  /** The caller's hook: handed to the host with each op this invocation starts (OpExtras.call). */
+  hook?: CancelHook;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -141,6 +147,9 @@ function opJson(kind: OpKind, v: unknown): Outcome {
  *  object rather than an AbortSignal: a call that is never cancelled (nearly all) costs no listener. */
 export interface CancelHook {
   cancel?(reason: string): void;
+  /** Filled in likewise: move the invocation's deadline `ms` later (the time its call spent waiting for a
+   *  human's approval, which does not count against it). */
+  extend?(ms: number): void;
 }
 
 let nextInvocation = 1;
@@ -302,13 +311,19 @@ export class GuestInstance {
     if (this.dead) return Promise.reject(this.dead);
     const id = nextInvocation++;
     const deadline = performance.now() + timeoutMs;
-    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, cpuMs, cpuUsed: 0, resolve, reject, onProgress }));
+    const done = new Promise<unknown>((resolve, reject) => this.running.set(id, { id, tool, deadline, cpuMs, cpuUsed: 0, resolve, reject, onProgress, hook }));
     try {
       this.enter(() => enterGuest(id));
     } catch {
       // the instance died; `done` has been rejected with the reason
     }
-    if (hook) hook.cancel = (reason) => this.cancel(id, reason);
+    if (hook) {
+      hook.cancel = (reason) => this.cancel(id, reason);
+      hook.extend = (ms) => {
+        const r = this.running.get(id);
+        if (r) r.deadline += ms;
+      };
+    }
     return done;
   }
 
@@ -482,7 +497,7 @@ export class GuestInstance {
       : running
       ? Promise.resolve().then(() => {
         if (abort.signal.aborted) throw new KilnError(`${kind} was cancelled: its call had ended`);
-        return this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal });
+        return this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal, call: running.hook });
       })
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(

@@ -92,6 +92,8 @@ export class SessionWorker {
   private readonly hooks = new Map<number, { hooks: RemoteHooks; instance: RemoteInstance }>();
   /** The host operations this worker's guests have in flight, by request id, with the instance that asked. */
   private readonly aborts = new Map<number, { id: number; abort: AbortController }>();
+  /** The hooks of invoke/runScript requests in flight, by seq: an op names its request (OpExtras.call). */
+  private readonly callHooks = new Map<number, CancelHook>();
   private seq = 1;
   private stopped: KilnError | undefined;
   readonly ready: Promise<unknown>;
@@ -140,7 +142,11 @@ export class SessionWorker {
     const p = new Promise<unknown>((resolve, reject) => this.replies.set(seq, { resolve, reject }));
     if (onProgress) this.progress.set(seq, onProgress);
     this.worker.postMessage({ ...m, seq });
-    if (hook) hook.cancel = (reason) => this.send({ type: 'cancel', of: seq, reason });
+    if (hook) {
+      hook.cancel = (reason) => this.send({ type: 'cancel', of: seq, reason });
+      hook.extend = (ms) => this.send({ type: 'extend', of: seq, ms });
+      this.callHooks.set(seq, hook);
+    }
     return p;
   }
 
@@ -215,6 +221,7 @@ export class SessionWorker {
     for (const p of this.replies.values()) p.reject(reason);
     this.replies.clear();
     this.progress.clear();
+    this.callHooks.clear();
     for (const { instance } of this.hooks.values()) instance.kill(reason);
     this.hooks.clear();
     for (const a of this.aborts.values()) a.abort.abort();
@@ -230,6 +237,7 @@ export class SessionWorker {
         const p = this.replies.get(m.seq);
         this.replies.delete(m.seq);
         this.progress.delete(m.seq);
+        this.callHooks.delete(m.seq);
         if (p) m.ok ? p.resolve(m.value) : p.reject(fromWire(m.error!));
         break;
       }
@@ -238,7 +246,7 @@ export class SessionWorker {
         const abort = new AbortController();
         this.aborts.set(m.req, { id: m.id, abort });
         const work = h
-          ? Promise.resolve().then(() => h.hooks.op(m.kind as OpKind, m.inv, m.request, { body: m.body, signal: abort.signal }))
+          ? Promise.resolve().then(() => h.hooks.op(m.kind as OpKind, m.inv, m.request, { body: m.body, signal: abort.signal, call: m.of === undefined ? undefined : this.callHooks.get(m.of) }))
           : Promise.reject(new GuestCrashError('the guest instance is gone'));
         work.then(
           (value) => {

@@ -19,6 +19,8 @@ export type ToWorker =
   | { type: 'dispose'; id: number; error: WireError }
   /** The caller cancelled the invoke/runScript request `of` (GuestInstance.cancel). */
   | { type: 'cancel'; of: number; reason: string }
+  /** Move the deadline of the invoke/runScript request `of` `ms` later (CancelHook.extend). */
+  | { type: 'extend'; of: number; ms: number }
   | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'ping'; seq: number }
   | { type: 'varsInit'; session: string; entries: [string, string][] }
@@ -28,7 +30,8 @@ export type FromWorker =
   | { type: 'reply'; seq: number; ok: boolean; value?: unknown; error?: WireError }
   | { type: 'progress'; seq: number; update: string }
   | { type: 'idle'; id: number }
-  | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array }
+  /** `of`: the invoke/runScript request whose invocation started it (OpExtras.call on the main thread). */
+  | { type: 'op'; id: number; req: number; kind: string; inv: { id: number; tool: string }; request: unknown; body?: Uint8Array; of?: number }
   | { type: 'abort'; req: number; reason?: string }
   | { type: 'discardBody'; id: number; body: number }
   | { type: 'vars'; session: string; op: 'set' | 'delete'; key: string; value?: string }
@@ -74,6 +77,8 @@ if (parentPort && workerData?.kilnWorker) {
   const instances = new Map<number, GuestInstance>();
   /** The invoke/runScript requests running here, by seq: what a 'cancel' message aborts. */
   const cancels = new Map<number, CancelHook>();
+  /** The request seq each of those hooks belongs to: an op names it, so the main thread knows its call. */
+  const seqOf = new WeakMap<CancelHook, number>();
   const ops = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   let nextReq = 1;
 
@@ -92,7 +97,7 @@ if (parentPort && workerData?.kilnWorker) {
         const req = nextReq++;
         ops.set(req, { resolve, reject });
         extras.signal.addEventListener('abort', () => post({ type: 'abort', req, reason: (extras.signal.reason as Error | undefined)?.message }), { once: true });
-        post({ type: 'op', id, req, kind, inv: { id: inv.id, tool: inv.tool }, request, body: extras.body });
+        post({ type: 'op', id, req, kind, inv: { id: inv.id, tool: inv.tool }, request, body: extras.body, of: extras.call && seqOf.get(extras.call) });
       }),
     discardBody: (body) => post({ type: 'discardBody', id, body }),
     idle: () => post({ type: 'idle', id }),
@@ -149,6 +154,7 @@ if (parentPort && workerData?.kilnWorker) {
         const onProgress = m.type === 'invoke' && m.progress ? (update: string) => post({ type: 'progress', seq: m.seq, update }) : undefined;
         const hook: CancelHook = {};
         cancels.set(m.seq, hook);
+        seqOf.set(hook, m.seq);
         const run = m.type === 'invoke'
           ? instance.invoke(m.tool, m.args, m.limit, onProgress, hook, m.cpuMs)
           : instance.runScript(m.tool, m.bytecode, m.limit, hook, m.cpuMs);
@@ -163,6 +169,9 @@ if (parentPort && workerData?.kilnWorker) {
       }
       case 'cancel':
         cancels.get(m.of)?.cancel?.(m.reason);
+        break;
+      case 'extend':
+        cancels.get(m.of)?.extend?.(m.ms);
         break;
       case 'dispose':
         for (let i = 0; i < stopWord.length; i++) Atomics.compareExchange(stopWord, i, m.id, 0); // its stop request, if any, is done

@@ -20,6 +20,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
       // Names, variables, hosts, headers and formats: never a value (capabilities/secrets.ts).
       secrets: registry.policy.secrets ?? {}, cpuMs: registry.policy.limits.cpuMs ?? null,
+      // What asks a human first ([approvals]); shown, never changed, over MCP.
+      approvals: (({ store, ...a }) => ({ ...a, store: store ?? null }))(registry.approvals.settings),
     },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,

@@ -15,6 +15,7 @@
 //    abandons (the connection closes) is aborted like an SDK request, and gets no answer.
 import type { Server } from '@modelcontextprotocol/server';
 import type { McpHost } from './server.js';
+import { askVia } from './elicit.js';
 
 type Message = { jsonrpc?: string; id?: string | number; method?: string; params?: Record<string, unknown> };
 interface Transport {
@@ -90,7 +91,7 @@ export function leanToolCalls(server: Server, transport: Transport, host: McpHos
     const abort = new AbortController();
     calls.set(call.id, abort);
     const notify = (n: { method: string; params: unknown }) => (calls.get(call.id) === abort ? transport.send({ jsonrpc: '2.0', ...n }) : Promise.resolve());
-    const result = await host.callTool(call.name, call.args, call.meta, abort.signal, notify as never);
+    const result = await host.callTool(call.name, call.args, call.meta, abort.signal, notify as never, undefined, askVia(server, call.id));
     if (calls.get(call.id) !== abort) return; // cancelled, or the connection closed: no answer
     calls.delete(call.id);
     await transport.send({ result: inSchemaOrder(result), jsonrpc: '2.0', id: call.id }).catch(() => {});

@@ -18,6 +18,8 @@ import { progressSink, type ProgressParams } from './progress.js';
 import { toolResult, type ToolResult } from './result.js';
 import { leanToolCalls } from './lean-call.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
+import type { AskVia } from '../approval-gate.js';
+import { askVia } from './elicit.js';
 
 export const CLOSE_SESSION_TOOL = {
   name: 'kiln_close_session',
@@ -149,11 +151,12 @@ export class McpHost {
   }
 
   /** `signal`: aborted when the client cancels the call or goes away; the call's guest is then stopped.
-   *  `notify`: sends a notification about this request (progress, when `meta` carries a progressToken). */
+   *  `notify`: sends a notification about this request (progress, when `meta` carries a progressToken).
+   *  `via`: how to ask this request's client for approvals (`askVia`). */
   async callTool(
     name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined,
     signal?: AbortSignal, notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>,
-    defaultSession = 'default',
+    defaultSession = 'default', via?: AskVia,
   ): Promise<ToolResult> {
     const cancel = signal; // the SDK's: aborted when the client cancels the call or goes away
     const token = meta?.progressToken;
@@ -171,7 +174,7 @@ export class McpHost {
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
         if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
         const target = (a.session as string | undefined) ?? sessionName;
-        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel }), cancel));
+        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via }), cancel));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
         const target = typeof args?.session === 'string' ? args.session : sessionName;
@@ -179,7 +182,7 @@ export class McpHost {
       }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel, progress), cancel), `tool "${name}"`);
+      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel, progress, via), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     } finally {
@@ -219,7 +222,7 @@ export function mcpServer(host: McpHost, version: string, defaultSession: () => 
   server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
   server.setRequestHandler('tools/call', async (req, ctx) =>
     host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
-      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n), defaultSession()),
+      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n), defaultSession(), askVia(server, ctx.mcpReq.id)),
   );
   return server;
 }

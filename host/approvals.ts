@@ -1,0 +1,376 @@
+// [approvals]: which capability operations need a human's approval at the moment they are used. Pure
+// functions — `decide` is what tests call directly; capability code asks through CapabilityContext.approve
+// (approval-gate.ts), which consults `decide` and, when the verdict is "require", asks a human.
+//
+// Rules (docs/configuration.md, docs/security.md):
+//  - Approvals only narrow. An operation reaches `decide` only after its allow.* check (and the operator's
+//    ceilings) passed; no verdict grants anything a tool did not declare.
+//  - Order: the operator's custom rules in order (the first that matches decides), then the preset's rules,
+//    then `default` ("allow" unless the operator says otherwise).
+//  - A rule matches when every condition it names matches (a list: any of its entries); a condition that does
+//    not apply to the operation (a path on a command, a host on a file) makes the rule not match.
+//  - Presets (seed 001):
+//      permissive  no rules: everything is allowed.
+//      balanced    any fs operation on a sensitive path (a dotfile or dot-directory anywhere in it — .env*,
+//                  .github/, .git/, .npmrc — or a CI/deploy config: wrangler.toml, Jenkinsfile, ...) requires;
+//                  fs.delete and fs.rename require; fs.write of more than 5000 bytes requires; the rest is free.
+//      strict      balanced's sensitive paths, plus every fs.write, fs.delete, fs.rename and every command
+//                  run/start (a command can write anything) require.
+//  - What an audit line or an error message shows of a target (`safeTarget`) never holds argument values:
+//    a command's name (not its argv), a URL's method, origin and path (no query), a file path and size.
+import { createHash } from 'node:crypto';
+import { globRegExp } from './discovery.js';
+import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
+import { hostAllowed, parsePattern } from './capabilities/net.js';
+
+export const APPROVAL_OPS = ['command', 'net', 'browser.navigate', 'fs.read', 'fs.write', 'fs.delete', 'fs.rename'] as const;
+export type ApprovalOp = (typeof APPROVAL_OPS)[number];
+export type Verdict = 'allow' | 'require' | 'deny';
+export const PRESETS = ['permissive', 'balanced', 'strict'] as const;
+export type Preset = (typeof PRESETS)[number];
+
+/** One operation a tool is about to perform, as capability code describes it to `CapabilityContext.approve`. */
+export interface ApprovalRequest {
+  op: ApprovalOp;
+  /** command: the name in allow.commands. */
+  command?: string;
+  /** command: the program and its arguments after substitution (shell form: ["/bin/sh", "-c", line]). Shown
+   *  to the human who is asked; never written to the audit log or an error message. */
+  argv?: string[];
+  /** net, browser.navigate: the absolute URL. */
+  url?: string;
+  /** net: the request method (GET when absent). */
+  method?: string;
+  /** fs.*: the path relative to the workspace root ([fs] root), '/'-separated; fs.rename: where from. */
+  path?: string;
+  /** fs.rename: where to, in the same form as `path`. */
+  to?: string;
+  /** fs.write: the bytes to be written; fs.read: the file's size when known. */
+  size?: number;
+}
+
+/** A request with who asks: the running tool and its extension as the operator names it. */
+export interface DecisionInput extends ApprovalRequest {
+  tool: string;
+  extension: ExtensionIdentity;
+}
+
+export interface ApprovalRule {
+  /** The operator's name for the rule (shown in messages and the audit log). */
+  id?: string;
+  op?: ApprovalOp[];
+  /** Tool names; `*` and `?` are globs. */
+  tool?: string[];
+  /** Extension keys as config.ts resolves them: a file's real path, or sha256:<hex>. */
+  extension?: string[];
+  /** Path patterns (see `pathMatches`); fs ops only. */
+  path?: string[];
+  /** allow.net grammar (host, *.suffix, host:port); net and browser.navigate only. */
+  host?: string[];
+  /** Command names; command only. */
+  command?: string[];
+  /** Bytes, inclusive; an operation without a size does not match a rule that names one. */
+  minSize?: number;
+  maxSize?: number;
+  verdict: Verdict;
+}
+
+export interface ApprovalSettings {
+  preset: Preset;
+  rules: ApprovalRule[];
+  /** The verdict when no custom or preset rule matches. */
+  default: Verdict;
+  /** Absolute path of the file "always" answers are kept in (the operator's); none: "always" is not offered. */
+  store?: string;
+  /** How long a human is waited for; no answer by then is a refusal. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60 * 1000;
+export const DEFAULT_APPROVALS: ApprovalSettings = { preset: 'permissive', rules: [], default: 'allow', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS };
+
+/** Writes larger than this need approval under "balanced". */
+export const BALANCED_WRITE_BYTES = 5000;
+
+/** CI and deployment configuration files (besides dotfiles, which are all sensitive). */
+export const SENSITIVE_NAMES = [
+  'wrangler.toml', 'wrangler.json', 'wrangler.jsonc', 'Jenkinsfile', 'netlify.toml', 'vercel.json', 'fly.toml',
+  'azure-pipelines.yml', 'bitbucket-pipelines.yml', 'cloudbuild.yaml', 'cloudbuild.yml',
+];
+
+const FS_OPS: ApprovalOp[] = ['fs.read', 'fs.write', 'fs.delete', 'fs.rename'];
+
+/** A preset's rules, evaluated after the operator's own. */
+export function presetRules(preset: Preset): ApprovalRule[] {
+  if (preset === 'permissive') return [];
+  const sensitive: ApprovalRule = { id: `preset ${preset}: dotfiles and CI configs`, op: FS_OPS, path: ['.*', ...SENSITIVE_NAMES], verdict: 'require' };
+  if (preset === 'balanced') {
+    return [
+      sensitive,
+      { id: 'preset balanced: deletes and renames', op: ['fs.delete', 'fs.rename'], verdict: 'require' },
+      { id: `preset balanced: writes over ${BALANCED_WRITE_BYTES} bytes`, op: ['fs.write'], minSize: BALANCED_WRITE_BYTES + 1, verdict: 'require' },
+    ];
+  }
+  return [
+    sensitive,
+    { id: 'preset strict: writes, deletes and renames', op: ['fs.write', 'fs.delete', 'fs.rename'], verdict: 'require' },
+    { id: 'preset strict: commands', op: ['command'], verdict: 'require' },
+  ];
+}
+
+/** `path` as rules see it: '/'-separated, without "./" or empty segments. */
+export function normalisePath(path: string): string {
+  return path.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.').join('/');
+}
+
+/**
+ * Whether `path` (relative to the workspace root) matches `pattern`. The grammar of `exclude`: a pattern
+ * without a slash matches a file or directory name at any depth (`.env*`, `wrangler.toml`, `.github`); one
+ * with a slash, even a trailing one, matches from the root (`src/`, `src/*.ts`, `out/**`) — the path itself
+ * or a directory it is in, so `.github/` and `secrets/keys` cover everything below them. `*` is any run of characters but `/`, `**` any
+ * run including `/`, `?` one character.
+ */
+export function pathMatches(pattern: string, path: string): boolean {
+  const p = normalisePath(pattern);
+  const parts = normalisePath(path).split('/');
+  if (p === '') return true;
+  const re = globRegExp(p);
+  if (!pattern.includes('/')) return parts.some((part) => re.test(part)); // as written: `src/` and `./src` are rooted
+  for (let i = 1; i <= parts.length; i++) if (re.test(parts.slice(0, i).join('/'))) return true;
+  return false;
+}
+
+function urlOf(r: ApprovalRequest): URL | undefined {
+  try {
+    return r.url === undefined ? undefined : new URL(r.url);
+  } catch {
+    return undefined;
+  }
+}
+
+const DEFAULT_PORT: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+function ruleMatches(rule: ApprovalRule, r: DecisionInput): boolean {
+  if (rule.op && !rule.op.includes(r.op)) return false;
+  if (rule.tool && !rule.tool.some((t) => globRegExp(t).test(r.tool))) return false;
+  if (rule.extension) {
+    const keys = extensionKeys(r.extension);
+    if (!rule.extension.some((k) => keys.includes(k))) return false;
+  }
+  if (rule.command && (r.op !== 'command' || r.command === undefined || !rule.command.includes(r.command))) return false;
+  if (rule.path) {
+    if (!r.op.startsWith('fs.') || r.path === undefined) return false;
+    const paths = r.op === 'fs.rename' && r.to !== undefined ? [r.path, r.to] : [r.path];
+    if (!rule.path.some((p) => paths.some((x) => pathMatches(p, x)))) return false; // rename: either end
+  }
+  if (rule.host) {
+    const u = r.op === 'net' || r.op === 'browser.navigate' ? urlOf(r) : undefined;
+    if (!u || !(u.protocol in DEFAULT_PORT)) return false;
+    if (!hostAllowed(rule.host, u.hostname, u.port ? Number(u.port) : DEFAULT_PORT[u.protocol])) return false;
+  }
+  if (rule.minSize !== undefined || rule.maxSize !== undefined) {
+    if (typeof r.size !== 'number') return false;
+    if (rule.minSize !== undefined && r.size < rule.minSize) return false;
+    if (rule.maxSize !== undefined && r.size > rule.maxSize) return false;
+  }
+  return true;
+}
+
+/** The name a custom rule goes by in messages and the audit log. */
+export function ruleName(rule: ApprovalRule, index: number): string {
+  return `approvals.rules[${index}]${rule.id ? ` "${rule.id}"` : ''}`;
+}
+
+export interface Decision {
+  verdict: Verdict;
+  /** What decided: `approvals.rules[i] "id"`, `preset balanced: ...`, or `default`. */
+  rule: string;
+}
+
+/** The verdict for `input`: the first matching custom rule, else the first matching preset rule, else `default`. */
+export function decide(input: DecisionInput, settings: ApprovalSettings): Decision {
+  for (const [i, rule] of settings.rules.entries()) if (ruleMatches(rule, input)) return { verdict: rule.verdict, rule: ruleName(rule, i) };
+  for (const rule of presetRules(settings.preset)) if (ruleMatches(rule, input)) return { verdict: rule.verdict, rule: rule.id! };
+  return { verdict: settings.default, rule: 'default' };
+}
+
+// ---- what is shown ---------------------------------------------------------------------------------------
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+/** The target as the audit log and error messages may show it: no argument values, no query strings. */
+export function safeTarget(r: ApprovalRequest): string {
+  switch (r.op) {
+    case 'command': return clip(r.command ?? '', 200);
+    case 'net':
+    case 'browser.navigate': {
+      const u = urlOf(r);
+      const where = u ? clip(`${u.origin}${u.pathname}`, 500) : 'an invalid URL';
+      return r.op === 'net' ? `${(r.method ?? 'GET').toUpperCase()} ${where}` : where;
+    }
+    default: {
+      const path = clip(normalisePath(r.path ?? ''), 500);
+      if (r.op === 'fs.rename') return `${path} -> ${clip(normalisePath(r.to ?? ''), 500)}`;
+      return typeof r.size === 'number' ? `${path} (${r.size} bytes)` : path;
+    }
+  }
+}
+
+/** "run command \"deploy\"", "send GET https://x/y", ...: the operation in words, with its safe target. */
+export function describe(r: ApprovalRequest): string {
+  switch (r.op) {
+    case 'command': return `run command "${safeTarget(r)}"`;
+    case 'net': return `send ${safeTarget(r)}`;
+    case 'browser.navigate': return `load ${safeTarget(r)} in its browser`;
+    case 'fs.read': return `read ${safeTarget(r)}`;
+    case 'fs.write': return `write ${safeTarget(r)}`;
+    case 'fs.delete': return `delete ${safeTarget(r)}`;
+    case 'fs.rename': return `rename ${safeTarget(r)}`;
+  }
+}
+
+/** What the human is asked: the operation and its whole target, argv and query included (they are the
+ *  client's own user, who sees the arguments anyway). */
+export function question(tool: string, r: ApprovalRequest): string {
+  const what = (() => {
+    switch (r.op) {
+      case 'command': {
+        const argv = (r.argv ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+        return `run command "${r.command}": ${clip(argv, 2000)}`;
+      }
+      case 'net': return `send an HTTP request: ${(r.method ?? 'GET').toUpperCase()} ${clip(r.url ?? '', 2000)}`;
+      case 'browser.navigate': return `load a page in its browser: ${clip(r.url ?? '', 2000)}`;
+      case 'fs.read': return `read the file ${safeTarget(r)}`;
+      case 'fs.write': return `write the file ${safeTarget(r)}`;
+      case 'fs.delete': return `delete ${safeTarget(r)}`;
+      case 'fs.rename': return `rename ${safeTarget(r)}`;
+    }
+  })();
+  return `Tool "${tool}" wants to ${what}`;
+}
+
+/**
+ * What a remembered answer ("for this session", "always") covers, as a key: the op and its exact target —
+ * a command's name and argv, a request's method and origin, a page's origin, a file's path (any size).
+ * Hashed, so the store never holds argument values.
+ */
+export function approvalKey(r: ApprovalRequest, tool: string, sha256: string): string {
+  let target: unknown;
+  switch (r.op) {
+    case 'command': target = [r.command, r.argv ?? []]; break;
+    case 'net': target = [(r.method ?? 'GET').toUpperCase(), urlOf(r)?.origin ?? r.url]; break;
+    case 'browser.navigate': target = urlOf(r)?.origin ?? r.url; break;
+    case 'fs.rename': target = [normalisePath(r.path ?? ''), normalisePath(r.to ?? '')]; break;
+    default: target = normalisePath(r.path ?? '');
+  }
+  return createHash('sha256').update(JSON.stringify([sha256, tool, r.op, target])).digest('hex');
+}
+
+const tomlString = (s: string) => JSON.stringify(s);
+
+/**
+ * How the operator would let `input` through without asking: a rule to put first, and, when the verdict
+ * came from the preset or the default, the setting that would not require it. One line (it ends up in an
+ * error's first line), valid TOML: an inline table for `[approvals] rules = [...]`.
+ */
+export function allowHint(input: DecisionInput, settings: ApprovalSettings, decided: Decision): string {
+  const keys: string[] = [`op = [${tomlString(input.op)}]`, `tool = ${tomlString(input.tool)}`];
+  if (input.op === 'command' && input.command !== undefined) keys.push(`command = ${tomlString(input.command)}`);
+  const u = urlOf(input);
+  if ((input.op === 'net' || input.op === 'browser.navigate') && u) keys.push(`host = [${tomlString(u.host)}]`);
+  if (input.op.startsWith('fs.') && input.path !== undefined) keys.push(`path = [${tomlString(normalisePath(input.path))}]`);
+  keys.push('verdict = "allow"');
+  let hint = `to allow it without asking, make { ${keys.join(', ')} } the first of the [approvals] rules in kiln.toml`;
+  if (decided.rule.startsWith('preset ')) {
+    const lighter = PRESETS.slice(0, PRESETS.indexOf(settings.preset)).reverse()
+      .find((p) => decide(input, { ...settings, preset: p }).verdict === 'allow');
+    if (lighter) hint += `, or set [approvals] preset = "${lighter}"`;
+  } else if (decided.rule === 'default') {
+    hint += ', or set [approvals] default = "allow"';
+  }
+  return hint;
+}
+
+// ---- kiln.toml ---------------------------------------------------------------------------------------------
+
+export class ApprovalsConfigError extends Error {
+  override name = 'ApprovalsConfigError';
+}
+
+const isTable = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const VERDICTS: Verdict[] = ['allow', 'require', 'deny'];
+const RULE_KEYS = ['id', 'op', 'tool', 'extension', 'path', 'host', 'command', 'minSize', 'maxSize', 'verdict'];
+
+/**
+ * `[approvals]` of kiln.toml. `extensionKey` turns an `extension` entry into the key config.ts compares
+ * (a real path or sha256:<hex>); `resolvePath` makes `store` absolute (relative to the config file).
+ * Throws ApprovalsConfigError naming the key.
+ */
+export function parseApprovals(v: unknown, extensionKey: (key: string) => string, resolvePath: (p: string) => string): ApprovalSettings {
+  if (v === undefined) return DEFAULT_APPROVALS;
+  const bad = (msg: string) => new ApprovalsConfigError(`[approvals] ${msg}`);
+  if (!isTable(v)) throw bad('must be a table');
+  for (const k of Object.keys(v)) {
+    if (!['preset', 'default', 'store', 'timeoutMs', 'rules'].includes(k)) throw bad(`has an unknown key "${k}" (preset, default, store, timeoutMs, rules)`);
+  }
+  if (v.preset !== undefined && !PRESETS.includes(v.preset as Preset)) throw bad(`preset must be one of ${PRESETS.map((p) => `"${p}"`).join(', ')}`);
+  if (v.default !== undefined && !VERDICTS.includes(v.default as Verdict)) throw bad('default must be "allow", "require" or "deny"');
+  if (v.store !== undefined && (typeof v.store !== 'string' || v.store === '')) throw bad('store must be a file path');
+  if (v.timeoutMs !== undefined && !(Number.isInteger(v.timeoutMs) && (v.timeoutMs as number) >= 1 && (v.timeoutMs as number) <= 2 ** 31 - 1)) {
+    throw bad('timeoutMs must be a positive integer (milliseconds)');
+  }
+  const rawRules = v.rules ?? [];
+  if (!Array.isArray(rawRules)) throw bad('rules must be a list of tables ([[approvals.rules]])');
+  const rules = rawRules.map((r, i): ApprovalRule => {
+    const where = `rules[${i}]`;
+    if (!isTable(r)) throw bad(`${where} must be a table`);
+    for (const k of Object.keys(r)) if (!RULE_KEYS.includes(k)) throw bad(`${where} has an unknown key "${k}" (${RULE_KEYS.join(', ')})`);
+    const list = (k: string): string[] | undefined => {
+      const x = r[k];
+      if (x === undefined) return undefined;
+      const xs = typeof x === 'string' ? [x] : x;
+      if (!Array.isArray(xs) || xs.length === 0 || !xs.every((e) => typeof e === 'string' && e !== '')) throw bad(`${where}.${k} must be a string or a non-empty list of strings`);
+      return xs as string[];
+    };
+    if (!VERDICTS.includes(r.verdict as Verdict)) throw bad(`${where}.verdict must be "allow", "require" or "deny"`);
+    if (r.id !== undefined && (typeof r.id !== 'string' || r.id === '')) throw bad(`${where}.id must be a string`);
+    const op = list('op');
+    for (const o of op ?? []) if (!APPROVAL_OPS.includes(o as ApprovalOp)) throw bad(`${where}.op: "${o}" is not an operation (${APPROVAL_OPS.join(', ')})`);
+    const host = list('host');
+    for (const h of host ?? []) {
+      try {
+        parsePattern(h);
+      } catch (e) {
+        throw bad(`${where}.host: ${(e as Error).message}`);
+      }
+    }
+    const size = (k: 'minSize' | 'maxSize') => {
+      const x = r[k];
+      if (x !== undefined && !(Number.isSafeInteger(x) && (x as number) >= 0)) throw bad(`${where}.${k} must be a non-negative integer (bytes)`);
+      return x as number | undefined;
+    };
+    const rule: ApprovalRule = { verdict: r.verdict as Verdict };
+    if (r.id !== undefined) rule.id = r.id as string;
+    if (op) rule.op = op as ApprovalOp[];
+    const tool = list('tool');
+    if (tool) rule.tool = tool;
+    const ext = list('extension');
+    if (ext) rule.extension = ext.map(extensionKey);
+    const path = list('path');
+    if (path) rule.path = path;
+    if (host) rule.host = host;
+    const command = list('command');
+    if (command) rule.command = command;
+    const minSize = size('minSize'), maxSize = size('maxSize');
+    if (minSize !== undefined) rule.minSize = minSize;
+    if (maxSize !== undefined) rule.maxSize = maxSize;
+    return rule;
+  });
+  return {
+    preset: (v.preset as Preset | undefined) ?? DEFAULT_APPROVALS.preset,
+    rules,
+    default: (v.default as Verdict | undefined) ?? DEFAULT_APPROVALS.default,
+    store: v.store === undefined ? undefined : resolvePath(v.store as string),
+    timeoutMs: (v.timeoutMs as number | undefined) ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+  };
+}
