@@ -160,6 +160,11 @@ export class Session {
     return this.instances.size;
   }
 
+  /** The extensions that have a guest (or one being made) in this session. */
+  guestExtensions(): LoadedExtension[] {
+    return [...this.instances.keys()];
+  }
+
   /** Discard every guest of this session (vars, processes and cookies stay). */
   releaseInstances(reason: string): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, reason);

@@ -46,6 +46,9 @@ interface Entry {
   running: number;
 }
 
+/** The queue unit of a session's script guest (run_script): no extension file is named like this. */
+export const SCRIPT_UNIT = '\u0000run_script';
+
 export class Sessions {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
@@ -164,6 +167,20 @@ export class Sessions {
   /** Discard every session's guests (their extensions were reloaded); vars, processes and cookies stay. */
   releaseGuests(reason: string): void {
     for (const e of this.entries.values()) e.session.releaseInstances(reason);
+  }
+
+  /** Discard every session's guests once the calls already queued for them have finished (the operator's
+   *  config changed: mcp/config-watch.ts): a call in flight keeps its guest to the end, the next one gets a fresh
+   *  guest under the new settings. */
+  retireGuests(reason: string): void {
+    for (const [name, e] of this.entries) {
+      for (const ext of e.session.guestExtensions()) {
+        // The queue of a guest is its extension file's (scripts' guest: the script unit); queued behind it, the
+        // discard waits for what runs there now.
+        const unit = ext.hostKind === 'script' ? SCRIPT_UNIT : ext.file;
+        void this.run(name, unit, async (s) => s.discard(ext, reason)).catch(() => {});
+      }
+    }
   }
 
   /** Close sessions idle past the TTL. */

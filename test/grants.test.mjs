@@ -247,3 +247,37 @@ defineTool({ name: 'shot.go', exposeAsTool: true, allow: { browser: ['127.0.0.1:
   assert.match(hop, /not granted it/);
   assert.equal(srv.hits.slice(before).filter((h) => h.path === '/hello').length, 0, 'the redirect hop reached the server');
 });
+
+test('mode "ask": a declared use the grant does not list is put to a human; decline leaves no trace; nobody to ask refuses with the grant line', { timeout: 90_000 }, async (t) => {
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+  const { kilnBin } = await import('./helpers.mjs');
+  const { srv, marker, file } = await workspace(t, `extensions = ["notes.ts"]\n[policy]\nmode = "ask"\n[grants."notes.ts"]\nnet = ["localhost"]\n`);
+  const asked = [];
+  const queue = [{ action: 'decline' }, { action: 'accept', content: { allow: 'once' } }, { action: 'accept', content: { allow: 'once' } }];
+  const client = new Client({ name: 'ask-test', version: '0' }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler('elicitation/create', async (req) => {
+    asked.push(req.params.message);
+    return queue.shift() ?? { action: 'decline' };
+  });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [kilnBin, 'mcp', '--config', file], stderr: 'pipe' }));
+  t.after(() => client.close());
+  const declined = (await call(client, 'notes.add', { touch: true })).json;
+  assert.match(declined.touch, /^PermissionError: .*declined/);
+  assert.equal(existsSync(marker), false, 'a declined command ran');
+  assert.match(asked[0], /touch/);
+  assert.equal((await call(client, 'notes.add', { touch: true })).json.touch, 'ran');
+  assert.equal(existsSync(marker), true);
+  // net: 127.0.0.1 is declared, not granted: asked, then the request goes out
+  assert.equal((await call(client, 'notes.add', { url: `${srv.base}/hello` })).json.fetch, 200);
+  assert.equal(asked.length, 3);
+  // granted: nobody is asked
+  assert.equal((await call(client, 'notes.add', { url: `http://localhost:${srv.port}/hello` })).json.fetch, 200);
+  assert.equal(asked.length, 3);
+  // a client that cannot elicit: refused, with the grant's line
+  const { client: plain } = await mcp(t, ['--config', file]);
+  const before = srv.count('/hello');
+  const r = (await call(plain, 'notes.add', { url: `${srv.base}/hello` })).json.fetch;
+  assert.match(r, /\[policy\] mode = "ask".*cannot be asked.*to allow it, add "127\.0\.0\.1:\d+" to net in \[grants\."notes\.ts"\]/);
+  assert.equal(srv.count('/hello'), before, 'the refused request reached the server');
+});

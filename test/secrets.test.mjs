@@ -277,5 +277,10 @@ test('the rules, directly: https or loopback only, host and port matching, one h
   assert.match(bad.problem({ name: 't', allow: { secrets: ['two'] } }), /env = "TWO" is not set/);
   // guestEnv never passes a secret's variable, whatever lists it.
   const { guestEnv, DEFAULT_POLICY } = await import('../dist/host/policy.js');
-  assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, ['GH', 'TZ'], { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
+  const ext = { identity: { file: '/x.ts', sha256: 'ab'.repeat(32) }, declared: ['GH', 'TZ'] };
+  assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, ext, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
+  // nor does a grant's pass-through (allowEnv) in any mode
+  const grants = { mode: 'granted', extensions: { '/x.ts': { allowEnv: ['GH', 'TZ'] } }, spelled: {} };
+  assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, grants, secrets: config }, ext, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
+  assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, undefined, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' }, 'scripts');
 });

@@ -1,7 +1,8 @@
 // The operator's config file is watched for as long as `kiln mcp` runs: a saved change applies to the next call,
 // no restart. A change is read whole (the same reader and messages as at start); a file that does not read keeps
 // the previous settings in force and says why. What applies live: [policy], [grants], [commands], [scripting],
-// [net] and [limits] (new guests, after every guest is reset so that env and memory limits apply), `extensions`
+// [net] and [limits] (new guests: every guest is replaced once its current call ends, so that env and memory
+// limits apply; a call in flight is never cut), `extensions`
 // and `exclude` (the registry reloads). [sessions], [http], [browser], [audit] and [secrets.*] (their values
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
@@ -50,7 +51,7 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
       } catch (e) {
         host.notice('error', `reloading the extensions of ${config.file} failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
       }
-      host.sessions.releaseGuests('the operator changed the config');
+      host.sessions.retireGuests('the operator changed the config');
       host.notice('info', `${config.file} changed: the new settings apply from the next call` +
         (needRestart.length ? `; [${needRestart.join('], [')}] take effect after a restart` : ''));
       if (JSON.stringify(host.listTools()) !== before) toolsChanged();

@@ -6,6 +6,7 @@ import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
 import { printable } from '../terminal.js';
 import type { Registry, ToolEntry } from '../registry.js';
+import { SCRIPT_UNIT } from '../sessions.js';
 import type { ConfigWatch } from './config-watch.js';
 import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
@@ -65,7 +66,6 @@ export type NoticeLevel = 'info' | 'warning' | 'error';
 const KILN_LOGGER = 'kiln';
 
 /** The queue of a session's scripts (they run in a guest of their own). */
-const SCRIPT_UNIT = '\u0000run_script';
 
 
 export class McpHost {
