@@ -40,6 +40,9 @@
 //   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
 //
+//   [fs]                        # allow.fs (capabilities/fs.ts, which reads this section)
+//   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
+//
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
@@ -51,6 +54,7 @@ import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { readFsSettings } from './capabilities/fs.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
@@ -84,7 +88,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   return {
     extensions: ext.map((e) => resolve(dirname(file), e)),
@@ -97,6 +101,7 @@ export function readConfig(file: string): KilnConfig {
       sessions: readSessions(file, doc.sessions),
       browser: readBrowser(file, doc.browser),
       audit: readAudit(file, doc.audit),
+      fs: readFsSettings(file, doc.fs, (message) => new ConfigError(message)),
     },
     http: readHttp(file, doc.http),
   };

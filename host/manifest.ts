@@ -6,6 +6,7 @@
 // Whether an inputSchema is valid JSON Schema is checked where it is compiled (schema.ts).
 import { checkTemplate, TemplateError } from './capabilities/commands.js';
 import { NetPatternError, parsePattern } from './capabilities/net.js';
+import { FsPrefixError, normalisePrefix, type FsAllow } from './capabilities/fs.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -29,6 +30,8 @@ export interface Allow {
   tools?: string[];
   /** Server environment names its guest's process.env may show (when the operator allows them too). */
   env?: string[];
+  /** Workspace path prefixes it may read and write (capabilities/fs.ts), normalised; absent: none. */
+  fs?: FsAllow;
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -225,7 +228,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env', 'fs'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env', 'fs'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -240,7 +243,29 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (!Array.isArray(env) || !env.every((n) => typeof n === 'string' && ENV_NAME.test(n))) {
     throw new ManifestError(`tool "${tool}": allow.env must be an array of environment variable names`);
   }
-  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}) };
+  const fs = parseFs(tool, v.fs);
+  return { commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}), ...(fs ? { fs } : {}) };
+}
+
+/** allow.fs: { read?: [prefix], write?: [prefix] }, each a path relative to the operator's workspace root; no
+ *  absolute path, no "..". Normalised ("./data/" is "data"); absent or both empty: undefined. */
+function parseFs(tool: string, v: unknown): FsAllow | undefined {
+  if (v === undefined) return undefined;
+  if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow.fs must be an object { read: [...], write: [...] } of path prefixes`);
+  checkKeys(`tool "${tool}": allow.fs`, v, ['read', 'write']);
+  const list = (key: 'read' | 'write'): string[] => {
+    const given = v[key] ?? [];
+    if (!Array.isArray(given) || given.length > 64) throw new ManifestError(`tool "${tool}": allow.fs.${key} must be an array of at most 64 path prefixes`);
+    try {
+      return [...new Set(given.map(normalisePrefix))];
+    } catch (e) {
+      if (e instanceof FsPrefixError) throw new ManifestError(`tool "${tool}": allow.fs.${key}: ${e.message}`);
+      throw e;
+    }
+  };
+  const read = list('read');
+  const write = list('write');
+  return read.length || write.length ? { read, write } : undefined;
 }
 
 function parseTool(v: unknown): ToolManifest {

@@ -3,6 +3,7 @@ import { OPEN_CEILING, type CommandCeiling } from './capabilities/commands.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './capabilities/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { DEFAULT_FS, type FsSettings } from './capabilities/fs.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -43,6 +44,8 @@ export interface OperatorPolicy {
   browser: BrowserSettings;
   /** [audit]: the audit log (audit-log.ts). */
   audit: AuditSettings;
+  /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs.ts). */
+  fs: FsSettings;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -60,6 +63,7 @@ export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 
 
 export const DEFAULT_POLICY: OperatorPolicy = {
   commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
+  fs: DEFAULT_FS,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {
