@@ -297,6 +297,7 @@ export class Registry {
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal),
         fileOf: (callee) => this.tools.get(callee)?.extension.file,
+        fs: this.policy.fs,
       })),
     );
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts

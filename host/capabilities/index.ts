@@ -5,6 +5,7 @@ import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling } from './commands.js';
+import { DEFAULT_FS, performFs, type FsSettings } from './fs.js';
 import { checkToolCall } from './tools.js';
 import type { HttpSession } from './http.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
@@ -29,6 +30,8 @@ export interface CapabilityContext {
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
   /** The file a loaded tool belongs to (for allow.tools), undefined when none is loaded by that name. */
   fileOf(name: string): string | undefined;
+  /** [fs]: the workspace root and caps (allow.fs); absent: the defaults. */
+  fs?: FsSettings;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -64,5 +67,10 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool));
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);
+    case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
+    case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
+      // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs.ts); a (session,
+      // extension)'s HTTP state object stands for it in the count of operations in flight.
+      return performFs(kind, req, extras.body, { tool: ctx.tool.name, allow: ctx.tool.allow.fs, settings: ctx.fs ?? DEFAULT_FS, slot: ctx.http, signal: extras.signal });
   }
 }
