@@ -15,7 +15,8 @@ export const AUDIT_TOOL = {
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
-    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled } },
+    operator: { commands: registry.policy.commands, net: registry.policy.net, allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
+      fs: { ...registry.policy.fs, root: registry.policy.fs.root ?? process.cwd() } },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
@@ -32,6 +33,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         granted: {
           commands: grantedCommands(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy.commands),
           browser: registry.policy.browser.enabled ? t.allow.browser : [],
+          fs: t.allow.fs ?? { read: [], write: [] },
         },
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),

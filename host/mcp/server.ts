@@ -124,6 +124,7 @@ export class McpHost {
         commands: all.some((e) => granted(e).length > 0),
         net: all.some((e) => e.manifest.allow.net.length > 0),
         browser: this.registry.policy.browser.enabled && all.some((e) => e.manifest.allow.browser.length > 0),
+        fsWrite: all.some((e) => (e.manifest.allow.fs?.write.length ?? 0) > 0),
       };
     };
     const tools = [...this.registry.tools.values()]
