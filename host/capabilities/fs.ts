@@ -193,10 +193,10 @@ function tooLarge(what: string, size: number | string, setting: string, max: num
 }
 
 /** An error of the operating system, told with the guest's path (as Node words it). */
-function systemError(code: string, errno: number | undefined, syscall: string, path: string, dest?: string): FsError {
+function systemError(code: string, errno: number | undefined, syscall: string, path: string | undefined, dest?: string): FsError {
   const description = (errno !== undefined && getSystemErrorMap().get(errno)?.[1]) || code;
-  const where = path === undefined ? '' : `, ${syscall} '${path}'${dest !== undefined ? ` -> '${dest}'` : ''}`;
-  return new FsError(`${code}: ${description}${where}`, 'Error', { code, errno, syscall, path, ...(dest !== undefined ? { dest } : {}) });
+  const where = path === undefined ? `, ${syscall}` : `, ${syscall} '${path}'${dest !== undefined ? ` -> '${dest}'` : ''}`;
+  return new FsError(`${code}: ${description}${where}`, 'Error', { code, errno, syscall, ...(path !== undefined ? { path } : {}), ...(dest !== undefined ? { dest } : {}) });
 }
 
 const symlinkRefused = (access: FsAccess, path: string, who: FsWho) =>
@@ -218,6 +218,8 @@ export interface FsCall {
 
 const inFlight = new WeakMap<object, number>();
 const FD = (fd: number) => `/proc/self/fd/${fd}`;
+/** A path that ends in "/" names a directory (as the kernel reads it); the lexical check drops the slash. */
+const dirOnly = (path: unknown) => typeof path === 'string' && /\/\.?$/.test(path);
 const inside = (real: string, area: string) => real === area || real.startsWith(area === '/' ? '/' : area + '/');
 
 /** One place a path may be reached from: a granted prefix's real area and the rest of the path under it. */
@@ -361,9 +363,10 @@ export class FsCaller {
     }
   }
 
-  /** A regular file with no other name, or a refusal (directories: EISDIR, as Node's `syscall`). */
+  /** A regular file with no other name, or a refusal (directories: EISDIR, as Node's `syscall`; readFile's names
+   *  no path, as Node's does not). */
   private regular(access: FsAccess, path: string, st: Stats, syscall: string): void {
-    if (st.isDirectory()) throw systemError('EISDIR', -21, syscall, path);
+    if (st.isDirectory()) throw systemError('EISDIR', -21, syscall, syscall === 'read' ? undefined : path);
     if (!st.isFile()) throw new FsPermissionError(`${toolName(this.who)} may not ${access} ${JSON.stringify(path)}: it is not a regular file (a FIFO, socket or device)`, access, path);
     if (st.nlink > 1) {
       throw new FsPermissionError(`${toolName(this.who)} may not ${access} ${JSON.stringify(path)}: it has ${st.nlink} hard links, and another name of it may lie outside allow.fs`, access, path);
@@ -376,6 +379,7 @@ export class FsCaller {
       try {
         const { handle, st } = await this.inspect('read', path as string, e.at);
         try {
+          if (dirOnly(path) && !st.isDirectory()) throw systemError('ENOTDIR', -20, 'open', path as string);
           this.regular('read', path as string, st, 'read');
           const max = this.c.settings.maxReadBytes;
           if (st.size > max) throw tooLarge(`${JSON.stringify(path)}`, st.size, 'maxReadBytes', max);
@@ -417,6 +421,7 @@ export class FsCaller {
     return this.run('open', 'write', path, async () => {
       const e = await this.entry('write', path as string);
       try {
+        if (dirOnly(path)) throw systemError('EISDIR', -21, 'open', path as string); // "x/" names a directory, as in Node
         if (data.length > max) throw tooLarge('the data to write', data.length, 'maxWriteBytes', max);
         const flags = O_WRONLY | (append ? O_APPEND : 0);
         let file: FileHandle | undefined;
@@ -489,6 +494,7 @@ export class FsCaller {
       try {
         const { handle, st } = await this.inspect('read', path as string, e.at);
         await handle.close();
+        if (dirOnly(path) && !st.isDirectory()) throw systemError('ENOTDIR', -20, 'stat', path as string);
         return {
           type: typeOf(st), size: st.size, mode: st.mode, nlink: st.nlink,
           atimeMs: st.atimeMs, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, birthtimeMs: st.birthtimeMs,
@@ -574,6 +580,7 @@ export class FsCaller {
           throw err;
         }
         if (!st.isDirectory()) {
+          if (dirOnly(path)) throw systemError('ENOTDIR', -20, 'lstat', path as string);
           await unlink(e.at);
           return null;
         }
