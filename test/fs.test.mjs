@@ -79,6 +79,9 @@ defineTool({ name: 'fs.op', exposeAsTool: true, allow: { fs: { read: ['data', 'o
 defineTool({ name: 'fs.reader', exposeAsTool: true, allow: { fs: { read: ['data'] } }, handler: ({ fs, args }) => run(fs, args) });
 defineTool({ name: 'fs.none', exposeAsTool: true, handler: ({ fs, args }) => run(fs, args) });
 defineTool({ name: 'fs.scenario', exposeAsTool: true, allow: { fs: { read: ['out'], write: ['out'] } }, handler: ({ fs }) => (${SCENARIO})(fs) });
+// Reads n files at once, as Promise.all over a directory's files does.
+defineTool({ name: 'fs.parallel', exposeAsTool: true, allow: { fs: { read: ['data'] } }, handler: async ({ fs, args }) =>
+  (await Promise.all(Array.from({ length: args.n }, () => fs.readFile('data/a.txt', 'utf8')))).filter((x) => x === 'hello').length });
 // Runs the steps n times; tells how each ended and every distinct text a read returned.
 defineTool({ name: 'fs.loop', exposeAsTool: true, timeoutMs: 120000, allow: { fs: { read: ['out'], write: ['out'] } }, handler: async ({ fs, args }) => {
   const counts = {};
@@ -254,6 +257,10 @@ test('read and write inside the prefixes work; bytes and utf8; mkdir -p returns 
   assert.deepEqual(await op({ op: 'readFile', path: 'data/sub/../a.txt', options: 'utf8' }), { ok: 'hello' });
   rmSync(join(ws, 'out/m'), { recursive: true });
   rmSync(join(ws, 'out/w.txt'));
+});
+
+test('Promise.all over more files than run at once: the rest wait their turn, none fails', async () => {
+  assert.equal((await call(client, 'fs.parallel', { n: 100 })).json, 100);
 });
 
 test('a read-only prefix refuses every write, and nothing is created, changed, moved or removed', async () => {

@@ -28,7 +28,7 @@
 //  5. rm -r walks the tree by descriptors too: each directory is opened O_NOFOLLOW from its verified parent;
 //     a symlink inside the tree is unlinked, never followed, so what it points to survives.
 //  6. Sizes are capped ([fs] maxReadBytes, maxWriteBytes per call, maxReaddirEntries), and a (session, extension)
-//     has at most 16 fs operations in flight.
+//     runs at most 16 fs operations at once (the rest wait their turn: Promise.all over many files works).
 //
 // What this does not stop: a directory that was inside when its descriptor was checked and is then moved
 // outside by someone else receives the write there; only someone who could already write to that place can
@@ -62,7 +62,7 @@ export interface FsAllow {
 
 export type FsAccess = 'read' | 'write';
 
-/** An fs operation in flight per (session, extension) past this fails at once. */
+/** fs operations a (session, extension) runs at once; more wait for a turn. */
 export const MAX_FS_IN_FLIGHT = 16;
 /** How deep rm -r goes. */
 const MAX_RM_DEPTH = 256;
@@ -180,10 +180,6 @@ class UnavailableError extends KilnError {
   override name = 'UnavailableError';
 }
 
-class LimitError extends KilnError {
-  override name = 'LimitError';
-}
-
 function typeError(code: string, message: string): FsError {
   return new FsError(message, 'TypeError', { code });
 }
@@ -211,12 +207,44 @@ export interface FsCall {
   /** The running tool's allow.fs (undefined: it declares none, and every operation is refused). */
   allow: FsAllow | undefined;
   settings: FsSettings;
-  /** The (session, extension) the operation counts against (MAX_FS_IN_FLIGHT). */
+  /** The (session, extension) whose turns the operation waits for (MAX_FS_IN_FLIGHT). */
   slot: object;
   signal: AbortSignal;
 }
 
-const inFlight = new WeakMap<object, number>();
+/** Per (session, extension): operations running, and those waiting for a turn. */
+const turns = new WeakMap<object, { running: number; waiting: (() => void)[] }>();
+
+/** Wait for a turn of `slot` (at most MAX_FS_IN_FLIGHT run at once); resolves to its release. */
+async function turn(slot: object, signal: AbortSignal): Promise<() => void> {
+  let t = turns.get(slot);
+  if (!t) turns.set(slot, (t = { running: 0, waiting: [] }));
+  const q = t;
+  if (q.running < MAX_FS_IN_FLIGHT) q.running++;
+  else {
+    await new Promise<void>((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener('abort', stop);
+        resolve();
+      };
+      const stop = () => {
+        q.waiting.splice(q.waiting.indexOf(go), 1);
+        reject(new KilnError('the fs operation was cancelled while it waited: its call had ended'));
+      };
+      if (signal.aborted) return stop();
+      q.waiting.push(go);
+      signal.addEventListener('abort', stop, { once: true });
+    });
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = q.waiting.shift();
+    if (next) next(); // the turn passes on: `running` stays
+    else q.running--;
+  };
+}
 const FD = (fd: number) => `/proc/self/fd/${fd}`;
 /** A path that ends in "/" names a directory (as the kernel reads it); the lexical check drops the slash. */
 const dirOnly = (path: unknown) => typeof path === 'string' && /\/\.?$/.test(path);
@@ -332,12 +360,10 @@ export class FsCaller {
     );
   }
 
-  /** Run `op` counted against the (session, extension)'s operations in flight, its OS errors told as Node's. */
+  /** Run `op` in a turn of the (session, extension), its OS errors told as Node's. */
   private async run<T>(syscall: string, access: FsAccess, path: unknown, op: () => Promise<T>, dest?: unknown): Promise<T> {
     await needProc();
-    const n = inFlight.get(this.c.slot) ?? 0;
-    if (n >= MAX_FS_IN_FLIGHT) throw new LimitError(`a session's extension has at most ${MAX_FS_IN_FLIGHT} fs operations in flight; await some first`);
-    inFlight.set(this.c.slot, n + 1);
+    const release = await turn(this.c.slot, this.c.signal);
     try {
       return await op();
     } catch (e: any) {
@@ -346,7 +372,7 @@ export class FsCaller {
       if (typeof e?.code === 'string' && /^E[A-Z0-9]+$/.test(e.code)) throw systemError(e.code, e.errno, syscall, String(path), dest === undefined ? undefined : String(dest));
       throw e;
     } finally {
-      inFlight.set(this.c.slot, (inFlight.get(this.c.slot) ?? 1) - 1);
+      release();
     }
   }
 
@@ -552,7 +578,11 @@ export class FsCaller {
           if (err?.code !== 'EEXIST') throw err;
         });
         const next = await open(at, O_PATH | O_DIRECTORY);
-        if (!inside(await readlink(FD(next.fd)), place.area)) {
+        const real = await readlink(FD(next.fd)).catch(async (err) => {
+          await next.close();
+          throw err;
+        });
+        if (!inside(real, place.area)) {
           await next.close();
           throw this.outside('write', path, place);
         }
