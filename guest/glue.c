@@ -23,7 +23,7 @@
 #include <time.h>
 #include "quickjs.h"
 
-#define WIT_VERSION "0.5.0"
+#define WIT_VERSION "0.6.0"
 #define IMPORT(iface, name) \
   __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
 #define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
@@ -40,6 +40,14 @@ IMPORT("http", "abort") extern void imp_http_abort(uint32_t);
 IMPORT("http", "discard") extern void imp_http_discard(uint32_t);
 IMPORT("browser", "call") extern uint32_t imp_browser_call(uint32_t, const char *, size_t);
 IMPORT("plugins", "call") extern uint32_t imp_plugins_call(uint32_t, const char *, size_t);
+IMPORT("fs", "read-file") extern uint32_t imp_fs_read_file(uint32_t, const char *, size_t);
+IMPORT("fs", "write-file") extern uint32_t imp_fs_write_file(uint32_t, const char *, size_t, const uint8_t *, size_t);
+IMPORT("fs", "append-file") extern uint32_t imp_fs_append_file(uint32_t, const char *, size_t, const uint8_t *, size_t);
+IMPORT("fs", "readdir") extern uint32_t imp_fs_readdir(uint32_t, const char *, size_t);
+IMPORT("fs", "stat") extern uint32_t imp_fs_stat(uint32_t, const char *, size_t);
+IMPORT("fs", "mkdir") extern uint32_t imp_fs_mkdir(uint32_t, const char *, size_t);
+IMPORT("fs", "rm") extern uint32_t imp_fs_rm(uint32_t, const char *, size_t);
+IMPORT("fs", "rename") extern uint32_t imp_fs_rename(uint32_t, const char *, size_t);
 IMPORT("vars", "get") extern void imp_vars_get(const char *, size_t, void *ret);
 IMPORT("vars", "set") extern void imp_vars_set(const char *, size_t, const char *, size_t, void *ret);
 IMPORT("vars", "delete") extern uint32_t imp_vars_delete(const char *, size_t);
@@ -217,6 +225,7 @@ typedef uint32_t (*op_import)(uint32_t, const char *, size_t);
 static const op_import op_imports[] = {
   imp_commands_run, imp_commands_start, imp_commands_status, imp_commands_stop,
   imp_browser_call, imp_plugins_call,
+  imp_fs_read_file, imp_fs_readdir, imp_fs_stat, imp_fs_mkdir, imp_fs_rm, imp_fs_rename,
 };
 
 static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
@@ -230,19 +239,23 @@ static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst 
   return JS_NewUint32(c, op);
 }
 
-/* httpFetch(inv, requestJson, bodyArrayBuffer | undefined) -> op */
-static JSValue n_http_fetch(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+/* httpFetch / fsWriteFile / fsAppendFile (inv, requestJson, ArrayBuffer | undefined) -> op. The buffer is looked
+ * up after the request's conversion (which could run guest code that detaches it), right before the call. */
+typedef uint32_t (*op_bytes_import)(uint32_t, const char *, size_t, const uint8_t *, size_t);
+static const op_bytes_import op_bytes_imports[] = {imp_http_fetch, imp_fs_write_file, imp_fs_append_file};
+
+static JSValue n_op_bytes(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv, int magic) {
   uint32_t inv;
   size_t len, body_len = 0;
   uint8_t *body = NULL;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
-  if (!JS_IsUndefined(argv[2])) {
-    body = JS_GetArrayBuffer(c, &body_len, argv[2]);
-    if (!body) return JS_EXCEPTION;
-  }
   const char *s = JS_ToCStringLen(c, &len, argv[1]);
   if (!s) return JS_EXCEPTION;
-  uint32_t op = imp_http_fetch(inv, s, len, body ? body : (const uint8_t *)1, body_len);
+  if (!JS_IsUndefined(argv[2])) {
+    body = JS_GetArrayBuffer(c, &body_len, argv[2]);
+    if (!body) { JS_FreeCString(c, s); return JS_EXCEPTION; }
+  }
+  uint32_t op = op_bytes_imports[magic](inv, s, len, body ? body : (const uint8_t *)1, body_len);
   JS_FreeCString(c, s);
   return JS_NewUint32(c, op);
 }
@@ -598,12 +611,15 @@ static JSValue make_natives(void) {
   static const char *op_names[] = {
     "commandsRun", "commandsStart", "commandsStatus", "commandsStop",
     "browserCall", "pluginsCall",
+    "fsReadFile", "fsReaddir", "fsStat", "fsMkdir", "fsRm", "fsRename",
   };
   JSValue o = JS_NewObject(ctx);
   for (int i = 0; i < (int)(sizeof(op_names) / sizeof(op_names[0])); i++)
     JS_SetPropertyStr(ctx, o, op_names[i],
                       JS_NewCFunctionMagic(ctx, n_op, op_names[i], 2, JS_CFUNC_generic_magic, i));
-  JS_SetPropertyStr(ctx, o, "httpFetch", JS_NewCFunction(ctx, n_http_fetch, "httpFetch", 3));
+  JS_SetPropertyStr(ctx, o, "httpFetch", JS_NewCFunctionMagic(ctx, n_op_bytes, "httpFetch", 3, JS_CFUNC_generic_magic, 0));
+  JS_SetPropertyStr(ctx, o, "fsWriteFile", JS_NewCFunctionMagic(ctx, n_op_bytes, "fsWriteFile", 3, JS_CFUNC_generic_magic, 1));
+  JS_SetPropertyStr(ctx, o, "fsAppendFile", JS_NewCFunctionMagic(ctx, n_op_bytes, "fsAppendFile", 3, JS_CFUNC_generic_magic, 2));
   JS_SetPropertyStr(ctx, o, "httpRead", JS_NewCFunctionMagic(ctx, n_http_u32, "httpRead", 2, JS_CFUNC_generic_magic, 0));
   JS_SetPropertyStr(ctx, o, "httpAbort", JS_NewCFunctionMagic(ctx, n_http_u32, "httpAbort", 1, JS_CFUNC_generic_magic, 1));
   JS_SetPropertyStr(ctx, o, "httpDiscard", JS_NewCFunctionMagic(ctx, n_http_u32, "httpDiscard", 1, JS_CFUNC_generic_magic, 2));

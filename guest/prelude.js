@@ -31,12 +31,14 @@
   // own stack, already mapped to its sources): those frames become the error's stack.
   // '{"name", "message", "fields"}': an error with fields of its own (CommandError's exitCode, signal, stdout,
   // stderr), each copied only if it is a string, a number or null.
-  const ERROR_FIELDS = ['exitCode', 'signal', 'stdout', 'stderr'];
+  // fs errors carry Node's code, errno, syscall, path (as the guest gave it) and dest.
+  const ERROR_FIELDS = ['exitCode', 'signal', 'stdout', 'stderr', 'code', 'errno', 'syscall', 'path', 'dest'];
+  const ERROR_TYPES = { TypeError, RangeError };
   function hostError(text) {
     if (text.startsWith('{')) {
       try {
         const { name, message, fields } = JSON.parse(text);
-        const e = new Error(String(message));
+        const e = new (Object.hasOwn(ERROR_TYPES, name) ? ERROR_TYPES[name] : Error)(String(message));
         e.name = String(name);
         for (const k of ERROR_FIELDS) {
           const v = fields && fields[k];
@@ -274,7 +276,7 @@
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
   // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
   class HandlerContext {
-    #inv; #commands; #request; #page; #context; #progress; #signal; #allowBrowser;
+    #inv; #commands; #request; #page; #context; #progress; #signal; #allowBrowser; #fs;
     constructor(inv, args, allowBrowser) { this.#inv = inv; this.args = args; this.#allowBrowser = allowBrowser; }
     get commands() {
       const inv = this.#inv;
@@ -286,6 +288,9 @@
       }));
     }
     get request() { const inv = this.#inv; return (this.#request ??= web.requestClient(() => inv)); }
+    /** The workspace's files, like node:fs/promises (guest/web/fs.js). Present for every tool: the host refuses
+     *  each call a tool's allow.fs does not cover, with the setting to add. */
+    get fs() { return (this.#fs ??= web.makeFs(this.#inv)); }
     /** Report progress to the caller (MCP notifications/progress, when the client asked for it). A getter, so
      *  that `({ progress }) => progress(1)` works as `commands` does. */
     get progress() {

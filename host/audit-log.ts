@@ -5,7 +5,7 @@
 // Invariants:
 //  - Never written: environment values, request or response bodies, command output, URL query strings or
 //    fragments (they carry tokens), argument values. A target is a command name, a URL's origin and path, a
-//    browser method, a tool name.
+//    browser method, a tool name, a workspace path (fs.*: never the file's content).
 //  - A failure to write (disk full, the file removed) never fails a call: the server says so once on stderr.
 import { appendFileSync, renameSync, statSync } from 'node:fs';
 
@@ -63,6 +63,9 @@ export function auditTarget(kind: string, request: unknown): string {
       }
     }
     case 'plugins.call': return str(r.tool);
+    case 'fs.rename': return `${str(r.from)} -> ${str(r.to)}`;
+    case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir': case 'fs.stat': case 'fs.mkdir': case 'fs.rm':
+      return str(r.path); // the path as the guest gave it; never the data
     case 'http.read': return 'response body';
     default: return str(r.name); // commands.*
   }

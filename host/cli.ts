@@ -151,6 +151,8 @@ async function inspect(argv: string[]): Promise<number> {
     for (const [name, spec] of cmds) lines.push(`      ${name}: ${JSON.stringify(spec.run)}${spec.persistent ? ' (persistent)' : ''}`);
     lines.push(`    net          ${t.allow.net.length ? t.allow.net.join(', ') : '(none)'}`);
     lines.push(`    browser      ${t.allow.browser.length ? t.allow.browser.join(', ') : '(none)'}`);
+    const fs = t.allow.fs;
+    lines.push(`    fs           ${fs ? `read: ${fs.read.join(', ') || '(none)'}; write: ${fs.write.join(', ') || '(none)'}` : '(none)'}`);
     if (t.allow.secrets?.length) lines.push(`    secrets      ${t.allow.secrets.join(', ')} (the operator's [secrets.*]; the guest never sees them)`);
     const a = authorityOf(t);
     if (a) {

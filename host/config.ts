@@ -67,6 +67,8 @@
 //   [[approvals.rules]]         # in order, before the preset's; the first that matches decides
 //   op = ["command"]            # and/or tool, extension, path, host, command, minSize, maxSize
 //   verdict = "require"         # "allow" | "require" | "deny"
+//   [fs]                        # allow.fs (capabilities/fs.ts, which reads this section)
+//   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
 //
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
@@ -84,6 +86,7 @@ import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
 import { ENV_NAME } from './manifest.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from './approvals.js';
+import { normalisePrefix, readFsSettings } from './capabilities/fs.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
 
 export interface KilnConfig {
@@ -134,7 +137,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets', 'approvals'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -151,6 +154,7 @@ export function readConfig(file: string): KilnConfig {
       audit: readAudit(file, doc.audit),
       secrets: readSecrets(doc.secrets, (message) => new ConfigError(`${file}: ${message}`)),
       approvals: readApprovals(file, doc.approvals),
+      fs: readFsSettings(file, doc.fs, (message) => new ConfigError(message)),
     },
     http: readHttp(file, doc.http),
     test: readTest(file, doc.test),
@@ -205,7 +209,14 @@ function readGrant(file: string, key: string, g: unknown): Grant {
       return (err as Error).message;
     }
   };
-  const prefix = (e: string) => (e.startsWith('/') || e.split(/[\\/]/).includes('..') ? `"${e}" must be a path relative to [fs] root, without ".."` : undefined);
+  const prefix = (e: string) => {
+    try {
+      normalisePrefix(e);
+      return undefined;
+    } catch (err) {
+      return `"${e}": ${(err as Error).message}`;
+    }
+  };
   const envName = (e: string) => (ENV_NAME.test(e) ? undefined : `"${e}" is not an environment variable name`);
   const out: Grant = {};
   for (const [k, x] of Object.entries(g)) {
@@ -216,8 +227,8 @@ function readGrant(file: string, key: string, g: unknown): Grant {
       if (!isTable(x)) throw new ConfigError(`${file}: ${where} fs must be a table { read = [...], write = [...] }`);
       for (const fk of Object.keys(x)) if (fk !== 'read' && fk !== 'write') throw new ConfigError(`${file}: ${where} fs has an unknown key "${fk}" (read, write)`);
       out.fs = {};
-      if (x.read !== undefined) out.fs.read = list('fs.read', x.read, prefix);
-      if (x.write !== undefined) out.fs.write = list('fs.write', x.write, prefix);
+      if (x.read !== undefined) out.fs.read = list('fs.read', x.read, prefix).map(normalisePrefix);
+      if (x.write !== undefined) out.fs.write = list('fs.write', x.write, prefix).map(normalisePrefix);
     } else if (k === 'env') {
       if (!isTable(x) || !Object.values(x).every((v) => typeof v === 'string')) throw new ConfigError(`${file}: ${where} env must be a table of NAME = "value"`);
       for (const name of Object.keys(x)) {

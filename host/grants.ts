@@ -17,6 +17,7 @@ import { dirname, relative, sep } from 'node:path';
 import { PermissionError } from './errors.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from './capabilities/net.js';
+import { intersectPrefixes as intersectFsPrefixes } from './capabilities/fs.js';
 import type { Allow } from './manifest.js';
 import type { OperatorPolicy } from './policy.js';
 import type { ApprovalRequest } from './approvals.js';
@@ -153,23 +154,9 @@ export function intersectPatterns(declared: string[], grant: string[] | undefine
   return [...out];
 }
 
-/** Whether path prefix `inner` lies in (or is) prefix `outer` ('/'-separated, relative, normalised). */
-function within(inner: string, outer: string): boolean {
-  const o = outer.replace(/\/+$/, '');
-  return o === '' || o === '.' || inner === o || inner.startsWith(o + '/');
-}
-
-/** Path prefixes covering exactly what both lists cover. */
+/** Path prefixes covering exactly what both lists cover (capabilities/fs.ts's rule). */
 export function intersectPrefixes(declared: string[], grant: string[] | undefined): string[] {
-  if (!grant) return declared;
-  const out = new Set<string>();
-  for (const d of declared) {
-    for (const g of grant) {
-      if (within(d, g)) out.add(d);
-      else if (within(g, d)) out.add(g);
-    }
-  }
-  return [...out];
+  return grant ? intersectFsPrefixes(declared, grant) : declared;
 }
 
 /** What a capability check needs of a grant: its list, and the refusal naming the line to add. */

@@ -7,6 +7,7 @@
 import { checkTemplate, TemplateError } from './capabilities/commands.js';
 import { NetPatternError, parsePattern } from './capabilities/net.js';
 import { SECRET_NAME } from './capabilities/secrets.js';
+import { FsPrefixError, normalisePrefix, type FsAllow } from './capabilities/fs.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -32,6 +33,8 @@ export interface Allow {
   env?: string[];
   /** Names of the operator's [secrets.*] the host adds to this tool's requests (capabilities/secrets.ts). */
   secrets?: string[];
+  /** Workspace path prefixes it may read and write (capabilities/fs.ts), normalised; absent: none. */
+  fs?: FsAllow;
 }
 
 /** MCP's tool annotations: hints for clients. The author may only make them more cautious than what kiln
@@ -236,7 +239,7 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (v === undefined) return { commands: {}, net: [], browser: [] };
   if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow must be an object`);
   for (const k of Object.keys(v)) {
-    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets'])}`);
+    if (!['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets', 'fs'].includes(k)) throw new ManifestError(`tool "${tool}": allow.${k.slice(0, 64)} is not a capability kiln knows${didYouMean(k, ['commands', 'exec', 'net', 'browser', 'tools', 'env', 'secrets', 'fs'])}`);
   }
   if (v.commands !== undefined && v.exec !== undefined) throw new ManifestError(`tool "${tool}": allow.exec is an alias of allow.commands; declare only one`);
   const cmds = v.commands ?? v.exec ?? {};
@@ -255,10 +258,32 @@ function parseAllow(tool: string, v: unknown): Allow {
   if (!Array.isArray(secrets) || !secrets.every((n) => typeof n === 'string' && SECRET_NAME.test(n))) {
     throw new ManifestError(`tool "${tool}": allow.secrets must be an array of secret names (1-64 characters of A-Z a-z 0-9 _ -)`);
   }
+  const fs = parseFs(tool, v.fs);
   return {
     commands, net: parseHosts(tool, 'net', v.net), browser: parseHosts(tool, 'browser', v.browser), ...(tools.length ? { tools } : {}), ...(env.length ? { env } : {}),
-    ...(secrets.length ? { secrets: [...new Set(secrets as string[])] } : {}),
+    ...(secrets.length ? { secrets: [...new Set(secrets as string[])] } : {}), ...(fs ? { fs } : {}),
   };
+}
+
+/** allow.fs: { read?: [prefix], write?: [prefix] }, each a path relative to the operator's workspace root; no
+ *  absolute path, no "..". Normalised ("./data/" is "data"); absent or both empty: undefined. */
+function parseFs(tool: string, v: unknown): FsAllow | undefined {
+  if (v === undefined) return undefined;
+  if (!isObject(v)) throw new ManifestError(`tool "${tool}": allow.fs must be an object { read: [...], write: [...] } of path prefixes`);
+  checkKeys(`tool "${tool}": allow.fs`, v, ['read', 'write']);
+  const list = (key: 'read' | 'write'): string[] => {
+    const given = v[key] ?? [];
+    if (!Array.isArray(given) || given.length > 64) throw new ManifestError(`tool "${tool}": allow.fs.${key} must be an array of at most 64 path prefixes`);
+    try {
+      return [...new Set(given.map(normalisePrefix))];
+    } catch (e) {
+      if (e instanceof FsPrefixError) throw new ManifestError(`tool "${tool}": allow.fs.${key}: ${e.message}`);
+      throw e;
+    }
+  };
+  const read = list('read');
+  const write = list('write');
+  return read.length || write.length ? { read, write } : undefined;
 }
 
 function parseTool(v: unknown): ToolManifest {

@@ -6,6 +6,7 @@ import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { grantOf, NO_GRANTS, type Grants } from './grants.js';
 import { secretEnvNames, type SecretsConfig } from './capabilities/secrets.js';
 import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
+import { DEFAULT_FS, type FsSettings } from './capabilities/fs.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -55,6 +56,8 @@ export interface OperatorPolicy {
   secrets?: SecretsConfig;
   /** [approvals]: which operations ask a human first (approvals.ts, approval-gate.ts). */
   approvals: ApprovalSettings;
+  /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs.ts). */
+  fs: FsSettings;
 }
 
 /** [browser]: the one browser of a server (capabilities/browser.ts). */
@@ -73,6 +76,7 @@ export const DEFAULT_LIMITS: Limits = { timeoutMs: 30_000, memoryLimitBytes: 64 
 export const DEFAULT_POLICY: OperatorPolicy = {
   grants: NO_GRANTS, commands: OPEN_CEILING, net: DEFAULT_NET_POLICY, allowEnv: [], limits: DEFAULT_LIMITS, sessions: DEFAULT_SESSION_SETTINGS, browser: DEFAULT_BROWSER, audit: DEFAULT_AUDIT,
   approvals: DEFAULT_APPROVALS,
+  fs: DEFAULT_FS,
 };
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {

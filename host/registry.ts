@@ -357,6 +357,9 @@ export class Registry {
           session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
           signal: extras.signal, via: call?.via, pause: call && (() => call.pause()),
         }, forced),
+        fs: this.policy.fs,
+        protectedFiles: [this.policy.grants.file, this.policy.approvals.store, this.policy.audit.path, this.policy.audit.path && `${this.policy.audit.path}.1`]
+          .filter((f): f is string => typeof f === 'string'),
       });
     }));
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts

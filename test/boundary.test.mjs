@@ -10,7 +10,7 @@ test('the engine imports only kiln interfaces and the WASI ones the host answers
   const wit = await componentWit(readFileSync(join(root, 'build/engine/engine.wasm')));
   const imports = wit.split('\n').map((l) => /^\s*import ([^;]+);/.exec(l)?.[1]).filter(Boolean).map((i) => i.replace(/@[\d.]+$/, ''));
   assert.deepEqual(imports.sort(), [
-    'kiln:extension/browser', 'kiln:extension/commands', 'kiln:extension/http', 'kiln:extension/plugins',
+    'kiln:extension/browser', 'kiln:extension/commands', 'kiln:extension/fs', 'kiln:extension/http', 'kiln:extension/plugins',
     'kiln:extension/crypto', 'kiln:extension/intl', 'kiln:extension/runtime', 'kiln:extension/types', 'kiln:extension/vars',
     'wasi:cli/stderr', 'wasi:cli/stdin', 'wasi:cli/stdout', 'wasi:cli/terminal-input', 'wasi:cli/terminal-output',
     'wasi:cli/terminal-stderr', 'wasi:cli/terminal-stdin', 'wasi:cli/terminal-stdout',

@@ -64,7 +64,8 @@ test('manifests: exec is an alias, unknown fields and capabilities are refused',
   const [t] = parseTools([{ name: 'a', allow: { exec: { ls: 'ls' } } }]);
   assert.deepEqual(Object.keys(t.allow.commands), ['ls']);
   assert.throws(() => parseTools([{ name: 'a', allow: { exec: {}, commands: {} } }]), /alias/);
-  assert.throws(() => parseTools([{ name: 'a', allow: { fs: ['/'] } }]), /allow.fs is not a capability/);
+  assert.throws(() => parseTools([{ name: 'a', allow: { files: ['/'] } }]), /allow\.files is not a capability kiln knows/);
+  assert.throws(() => parseTools([{ name: 'a', allow: { fs: ['/'] } }]), /allow\.fs must be an object/); // allow.fs: test/fs.test.mjs
   assert.throws(() => parseTools([{ name: 'a', allow: { commands: { x: { run: 'ls', shell: true } } } }]), /unknown key "shell"/);
   assert.throws(() => parseTools([{ name: 'a', allow: { commands: { x: { run: [] } } } }]), /non-empty array/);
 });

@@ -34,6 +34,9 @@ interface KilnAllow {
   /** Names of the operator's [secrets.*]: the host adds each to this tool's requests to that secret's hosts.
    *  The handler never sees the value (not in process.env, not in any request or response). */
   secrets?: string[];
+  /** Workspace path prefixes (relative to the operator's [fs] root; no absolute paths, no ".."): `read` for
+   *  readFile, readdir and stat, `write` for writeFile, appendFile, mkdir, rm and rename. Independent lists. */
+  fs?: { read?: string[]; write?: string[] };
 }
 
 interface KilnToolManifest<A = any> {
@@ -108,11 +111,69 @@ interface KilnRequest {
   head(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
 }
 
+/** What ctx.fs.stat gives (no device, inode or owner: those describe the host). */
+interface KilnStats {
+  size: number;
+  mode: number;
+  nlink: number;
+  atimeMs: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  birthtimeMs: number;
+  atime: Date;
+  mtime: Date;
+  ctime: Date;
+  birthtime: Date;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  /** Always false: a symlink at the end of a path is refused, not followed. */
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}
+
+interface KilnDirent {
+  name: string;
+  parentPath: string;
+  path: string;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}
+
+type KilnUtf8 = 'utf8' | 'utf-8';
+type KilnData = string | ArrayBuffer | ArrayBufferView;
+
+/** The workspace's files (allow.fs), shaped like node:fs/promises. Paths are relative to the workspace root.
+ *  Failures carry Node's `code` (ENOENT, EEXIST, ENOTDIR, EISDIR, ...); a path allow.fs does not cover rejects
+ *  with a PermissionError (code EACCES) that names the setting to add. */
+interface KilnFs {
+  readFile(path: string, options?: null | { encoding?: null }): Promise<Uint8Array>;
+  readFile(path: string, options: KilnUtf8 | { encoding: KilnUtf8 }): Promise<string>;
+  writeFile(path: string, data: KilnData, options?: KilnUtf8 | { encoding?: KilnUtf8 }): Promise<void>;
+  appendFile(path: string, data: KilnData, options?: KilnUtf8 | { encoding?: KilnUtf8 }): Promise<void>;
+  readdir(path: string, options?: { withFileTypes?: false }): Promise<string[]>;
+  readdir(path: string, options: { withFileTypes: true }): Promise<KilnDirent[]>;
+  stat(path: string): Promise<KilnStats>;
+  /** recursive: resolves to the first directory made (relative to the root), or undefined if none was. */
+  mkdir(path: string, options?: { recursive?: boolean }): Promise<string | undefined>;
+  rm(path: string, options?: { recursive?: boolean; force?: boolean }): Promise<void>;
+  rename(oldPath: string, newPath: string): Promise<void>;
+}
+
 interface KilnContext<A = any> {
   /** The caller's arguments, already validated against inputSchema. */
   args: A;
   commands: KilnCommands;
   request: KilnRequest;
+  /** The workspace's files, as allow.fs grants them (every call of a tool without allow.fs is refused). */
+  fs: KilnFs;
   /** The session's browser page, when the tool declares allow.browser; undefined otherwise. */
   page: KilnPage | undefined;
   context: KilnBrowserContext | undefined;

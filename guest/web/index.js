@@ -1,6 +1,6 @@
 // The guest's web platform, one concept per module: events, encoding, base64, URL, headers, abort, streams,
 // blob, body (Request/Response), fetch, crypto, structuredClone, Intl (the host's ICU), the Playwright-style
-// request client, process/performance.
+// request client, process/performance; and the handler's fs (allow.fs), shaped like node:fs/promises.
 //
 // scripts/build-engine.mjs bundles these modules (rollup) into one script with prelude.js; the prelude calls
 // installWeb once, in the engine's snapshot. Nothing here decides anything: every request goes to the host's
@@ -24,6 +24,7 @@ import { crypto, Crypto, CryptoKey, SubtleCrypto } from './crypto.js';
 import { structuredClone } from './clone.js';
 import { inspect, makeConsole } from './console.js';
 import { Intl, installLocaleMethods } from './intl.js';
+import { makeFs } from './fs.js';
 
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
 export function installWeb(native, api) {
@@ -35,5 +36,5 @@ export function installWeb(native, api) {
   };
   for (const [name, value] of Object.entries(globals)) api.define(name, value);
   installLocaleMethods();
-  return { requestClient, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException };
+  return { requestClient, makeFs, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException };
 }

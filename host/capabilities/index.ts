@@ -7,6 +7,9 @@ import type { ApprovalRequest } from '../approvals.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
 import type { CommandSpec } from '../manifest.js';
+import { DEFAULT_FS, performFs, type FsSettings } from './fs.js';
+import { fsPolicy } from './fs-policy.js';
+import { resolve } from 'node:path';
 import { checkToolCall } from './tools.js';
 import { askFor, grantCheck, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
@@ -37,6 +40,10 @@ export interface CapabilityContext {
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
   /** The file a loaded tool belongs to (for allow.tools), undefined when none is loaded by that name. */
   fileOf(name: string): string | undefined;
+  /** [fs]: the workspace root and caps (allow.fs); absent: the defaults. */
+  fs?: FsSettings;
+  /** The operator's files no tool may read or write through allow.fs (fs-policy.ts). */
+  protectedFiles?: string[];
   /**
    * The operator's [approvals] verdict on one operation of this tool (approvals.ts), asking a human when it
    * is "require". Call it after the capability's own checks passed and before anything of the operation
@@ -106,5 +113,18 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool), grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'));
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);
+    case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
+    case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
+      // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs.ts); a (session,
+      // extension)'s HTTP state object stands for it in the count of operations in flight.
+      // The operator's grant, files and approvals first (fs-policy.ts), then the operation under what they leave.
+    {
+      const settings = ctx.fs ?? DEFAULT_FS;
+      const allow = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
+        tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
+        protectedFiles: ctx.protectedFiles ?? [], approve: ctx.approve,
+      });
+      return performFs(kind, req, extras.body, { tool: ctx.tool.name, allow, settings, slot: ctx.http, signal: extras.signal });
+    }
   }
 }

@@ -42,7 +42,8 @@ const HASHES: Record<Hash, string> = { sha1: 'sha1', sha256: 'sha256', sha384: '
 
 export type OpKind =
   | 'commands.run' | 'commands.start' | 'commands.status' | 'commands.stop'
-  | 'http.fetch' | 'http.read' | 'browser.call' | 'plugins.call';
+  | 'http.fetch' | 'http.read' | 'browser.call' | 'plugins.call'
+  | 'fs.readFile' | 'fs.writeFile' | 'fs.appendFile' | 'fs.readdir' | 'fs.stat' | 'fs.mkdir' | 'fs.rm' | 'fs.rename';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -550,6 +551,11 @@ export class GuestInstance {
       },
       'kiln:extension/browser': { call: op('browser.call') },
       'kiln:extension/plugins': { call: op('plugins.call') },
+      'kiln:extension/fs': {
+        readFile: op('fs.readFile'), readdir: op('fs.readdir'), stat: op('fs.stat'), mkdir: op('fs.mkdir'), rm: op('fs.rm'), rename: op('fs.rename'),
+        writeFile: (inv: number, request: string, data: Uint8Array) => this.startOp('fs.writeFile', inv, request, data),
+        appendFile: (inv: number, request: string, data: Uint8Array) => this.startOp('fs.appendFile', inv, request, data),
+      },
       'kiln:extension/vars': {
         get: (k: string) => this.host.vars.get(k),
         set: (k: string, v: string) => {

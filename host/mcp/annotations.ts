@@ -5,7 +5,7 @@
 // What a tool can reach includes every tool it can call through plugins[...]: its own file's tools and those
 // its allow.tools names, transitively (capabilities/tools.ts).
 //
-//  - readOnlyHint: no command and no browser is within reach, and the author does not say otherwise
+//  - readOnlyHint: no command, no browser and no allow.fs write prefix is within reach, and the author does not say otherwise
 //    (readOnlyHint: false, or destructiveHint: true).
 //  - destructiveHint: not read-only. An author cannot lower it: kiln cannot tell what a command does.
 //  - idempotentHint: read-only. An author may say false.
@@ -18,11 +18,13 @@ export interface Reach {
   net: boolean;
   /** A browser (allow.browser, on a server whose [browser] is enabled): it can submit forms, so it writes. */
   browser: boolean;
+  /** allow.fs with a write prefix: it can write, rename and remove files. */
+  fsWrite?: boolean;
 }
 
 export function annotations(tool: ToolManifest, reach: Reach): Required<ToolAnnotations> {
   const claimed = tool.annotations ?? {};
-  const readOnly = !reach.commands && !reach.browser && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
+  const readOnly = !reach.commands && !reach.browser && !reach.fsWrite && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
   return {
     readOnlyHint: readOnly,
     destructiveHint: !readOnly,

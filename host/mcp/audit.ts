@@ -22,6 +22,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
       secrets: registry.policy.secrets ?? {}, cpuMs: registry.policy.limits.cpuMs ?? null,
       // What asks a human first ([approvals]); shown, never changed, over MCP.
       approvals: (({ store, ...a }) => ({ ...a, store: store ?? null }))(registry.approvals.settings),
+      fs: { ...registry.policy.fs, root: registry.policy.fs.root ?? process.cwd() },
     },
     extensions: registry.extensions.map((ext) => ({
       file: ext.file,

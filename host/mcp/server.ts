@@ -132,6 +132,7 @@ export class McpHost {
         commands: all.some((a) => a.commands.length > 0),
         net: all.some((a) => a.net.length > 0),
         browser: all.some((a) => a.browser.length > 0),
+        fsWrite: all.some((a) => a['fs.write'].length > 0),
       };
     };
     const tools = [...this.registry.tools.values()]

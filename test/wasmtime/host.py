@@ -16,7 +16,7 @@ It implements the world `kiln:extension` (wit/kiln.wit) with the least authority
     urllib-based parser (it refuses what it might read differently from a WHATWG parser).
   * intl: refused with a TypeError (Python has no ICU of its own): the guest's Intl and toLocaleString throw.
   * vars: a dict, with the Node host's size limits.
-  * commands.*, http.fetch/read, browser.call, plugins.call: refused. Each returns an op id at once and
+  * commands.*, http.fetch/read, browser.call, plugins.call, fs.*: refused. Each returns an op id at once and
     the op then fails with "CapabilityError: ... is not available in this host", delivered through
     guest.complete from the event loop (never from inside the import: a component cannot be re-entered).
 
@@ -26,7 +26,7 @@ tool's timeoutMs, else 30 s), signalled through runtime.interrupted and backed b
 interruption for code that never polls; linear memory is capped by the store's limiter; at most 1024
 operations in flight; and the tools the guest registers must be the ones its manifest declares.
 
-The contract is kiln:extension@0.5.0: the extension's bytecode travels in the artifact's `kiln-image`
+The contract is kiln:extension@0.6.0: the extension's bytecode travels in the artifact's `kiln-image`
 custom section and `guest.load(config, image)` takes it; the component itself is kiln's engine, the same
 bytes for every artifact. A component that imports another version of the contract is refused.
 """
@@ -47,7 +47,7 @@ from wasmtime.component import Component, Linker, Variant
 
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
-CONTRACT = "0.5.0"
+CONTRACT = "0.6.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
@@ -216,7 +216,7 @@ class Host:
     # -- which contract ------------------------------------------------------------------------------
 
     def contract_version(self):
-        """The version of kiln:extension the component was built against, from its own imports: 0.5.0."""
+        """The version of kiln:extension the component was built against, from its own imports: 0.6.0."""
         versions = set()
         for name in self.component.type.imports(self.engine):
             m = re.fullmatch(r"kiln:extension/([a-z-]+)(?:@(.+))?", name)
@@ -257,6 +257,11 @@ class Host:
             i.add_func("call", self.refused("browser.call"))
         with root.add_instance(self.iface("plugins")) as i:
             i.add_func("call", self.refused("plugins.call"))
+        with root.add_instance(self.iface("fs")) as i:
+            for fn in ("read-file", "readdir", "stat", "mkdir", "rm", "rename"):
+                i.add_func(fn, self.refused(f"fs.{fn}"))
+            for fn in ("write-file", "append-file"):
+                i.add_func(fn, lambda store, inv, request, data, fn=fn: self.refuse_op(f"fs.{fn}", inv))
         with root.add_instance(self.iface("vars")) as i:
             i.add_func("get", lambda store, key: self.vars.get(key))
             i.add_func("set", lambda store, key, value: self.vars_set(key, value))

@@ -1,0 +1,80 @@
+// What the operator adds to allow.fs before a file operation runs (capabilities/fs.ts performs it): the
+// grant's prefixes ([grants."<file>"] fs, grants.ts), the approvals gate ([approvals], fs.read / fs.write /
+// fs.delete / fs.rename), and the operator's own files, which no tool may read or write whatever its prefixes
+// say: the config file (it may hold grant env values), the approvals store (a tool that could write it could
+// approve itself) and the audit log.
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ApprovalRequest } from '../approvals.js';
+import { askFor, grantCheck, type Grants, type GrantKind } from '../grants.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
+import { fsAllowed, FsPermissionError, intersectPrefixes, lexicalPath, type FsAccess, type FsAllow, type FsOp } from './fs.js';
+
+/** Which access an operation needs, and how approvals name it. */
+const ACCESS: Record<FsOp, { access: FsAccess; op: ApprovalRequest['op'] }> = {
+  'fs.readFile': { access: 'read', op: 'fs.read' }, 'fs.readdir': { access: 'read', op: 'fs.read' }, 'fs.stat': { access: 'read', op: 'fs.read' },
+  'fs.writeFile': { access: 'write', op: 'fs.write' }, 'fs.appendFile': { access: 'write', op: 'fs.write' }, 'fs.mkdir': { access: 'write', op: 'fs.write' },
+  'fs.rm': { access: 'write', op: 'fs.delete' }, 'fs.rename': { access: 'write', op: 'fs.rename' },
+};
+
+export interface FsPolicyContext {
+  tool: string;
+  extension: ExtensionIdentity;
+  allow: FsAllow | undefined;
+  grants: Grants;
+  root: string;
+  /** The operator's files no tool may touch (absolute paths). */
+  protectedFiles: string[];
+  approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
+}
+
+const real = (p: string): string => {
+  try {
+    return join(realpathSync(dirname(p)), basename(p));
+  } catch {
+    return p;
+  }
+};
+
+/** The allow.fs the operation runs under (declared ∩ granted, or declared after a human said yes in mode
+ *  "ask"), once grants, protected files and approvals have let it through; throws a PermissionError otherwise. */
+export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<FsAllow | undefined> {
+  const { access, op } = ACCESS[kind];
+  const paths = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
+  if (!c.allow) return undefined; // fs.ts refuses it, naming allow.fs
+  const declared = access === 'read' ? c.allow.read : c.allow.write;
+  // The manifest first (its refusal names allow.fs); then the operator's files; then the grant.
+  for (const p of paths) fsAllowed(access, p, declared, c.root, { tool: c.tool });
+  const rels = paths.map((p) => lexicalPath(access, p, { tool: c.tool }));
+  const protectedReal = c.protectedFiles.map(real);
+  for (const [i, rel] of rels.entries()) {
+    const abs = real(resolve(c.root, rel));
+    if (protectedReal.some((f) => f === abs || f.startsWith(abs + '/'))) {
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is (or holds) one of the operator's files (the config, the approvals store or the audit log), which no tool may touch`, access, String(paths[i]));
+    }
+  }
+  let effective = declared;
+  let grantedAll = true;
+  const grant = grantCheck(c.grants, c.extension, c.tool, `fs.${access}` as GrantKind);
+  if (grant) {
+    for (const [i, rel] of rels.entries()) {
+      try {
+        fsAllowed(access, paths[i], grant.list, c.root, { tool: c.tool });
+      } catch (e) {
+        if (!(e instanceof FsPermissionError)) throw e;
+        const refusal = grant.refuse(rel || '.');
+        if (c.grants.mode !== 'ask') throw refusal;
+        await c.approve(request(op, rels, size), askFor(refusal));
+        effective = declared; // the human allowed this operation on these paths
+        grantedAll = false;
+      }
+    }
+    if (grantedAll) effective = intersectPrefixes(declared, grant.list);
+  }
+  await c.approve(request(op, rels, size));
+  return access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
+}
+
+function request(op: ApprovalRequest['op'], rels: string[], size: number | undefined): ApprovalRequest {
+  return { op, path: rels[0] || '.', ...(rels[1] !== undefined ? { to: rels[1] || '.' } : {}), ...(size !== undefined ? { size } : {}) };
+}
