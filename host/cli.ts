@@ -39,7 +39,8 @@ usage:
                                         config also sets the operator's [commands] ceiling
   kiln bdd [paths...] [--tags EXPR] [--name REGEX] [--parallel N] [--format NAME[:FILE]]
                                         run Gherkin features (default features/) against step definitions
-           [--world-parameters JSON] [--dry-run] [--fail-fast] [--retry N] [--no-strict] [--config FILE]
+           [--world-parameters JSON] [--dry-run] [--fail-fast] [--retry N] [--retry-tag-filter EXPR]
+           [--no-strict] [--config FILE]
                                         (steps/, step_definitions/, features/ or [test] steps, and the
                                         config's extensions) in the sandbox; formats: pretty, progress,
                                         summary, json, junit, message, html (docs/bdd.md)

@@ -65,8 +65,18 @@ await new Promise((r) => site.listen(0, '127.0.0.1', r));
 await show('site.login', { url: `http://127.0.0.1:${site.address().port}/login`, user: 'ada' });
 await show('site.login', { url: `http://localhost:${site.address().port}/login`, user: 'ada' });
 site.close();
+await show('greeter.greet', { name: 'Ada', lang: 'fr' });
 await show('git.sha', { repo: '.' });
 await show('git.sha', { repo: '--upload-pack=touch /tmp/kiln-demo-pwned' });
 await show('kiln_extensions', {});
 await client.close();
+
+// The same greeter.ts that served greeter.greet above also holds its BDD steps (kiln.host === 'bdd').
+say('\n$ kiln bdd extensions/features --config extensions/bdd.toml');
+try {
+  say(execFileSync(process.execPath, [kiln, 'bdd', 'extensions/features', '--config', 'extensions/bdd.toml'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+} catch (e) {
+  say(e.stdout ?? '');
+  throw new Error(`kiln bdd failed (exit ${e.status})`);
+}
 say('\ndone: the same artifacts, their hashes and capabilities are what `kiln_extensions` reports.');

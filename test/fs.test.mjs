@@ -578,7 +578,9 @@ test('annotations and kiln_extensions show allow.fs: a write prefix makes a tool
   assert.deepEqual(report.operator.fs, { root: ws, maxReadBytes: 1024, maxWriteBytes: 1024, maxReaddirEntries: 50 });
   const op = report.extensions.flatMap((e) => e.tools).find((x) => x.name === 'fs.op');
   assert.deepEqual(op.allow.fs, { read: ['data', 'out', 'ro', 'lnk'], write: ['out', 'lnk'] });
-  assert.deepEqual(op.granted.fs, op.allow.fs);
+  assert.deepEqual([op.declared['fs.read'], op.declared['fs.write']], [op.allow.fs.read, op.allow.fs.write]);
+  assert.deepEqual([op.granted['fs.read'], op.granted['fs.write']], [null, null], 'no grant: not narrowed');
+  assert.deepEqual([op.effective['fs.read'], op.effective['fs.write']], [op.allow.fs.read, op.allow.fs.write]);
   assert.equal(stderr().includes('not loaded'), false, stderr());
 });
 

@@ -281,3 +281,47 @@ test('mode "ask": a declared use the grant does not list is put to a human; decl
   assert.match(r, /\[policy\] mode = "ask".*cannot be asked.*to allow it, add "127\.0\.0\.1:\d+" to net in \[grants\."notes\.ts"\]/);
   assert.equal(srv.count('/hello'), before, 'the refused request reached the server');
 });
+
+const FILES = `
+defineTool({ name: 'files.do', exposeAsTool: true, allow: { fs: { read: ['.'], write: ['.'] } },
+  handler: async ({ args, fs }) => {
+    try {
+      if (args.op === 'write') { await fs.writeFile(args.path, args.text ?? 'x'); return 'written'; }
+      if (args.op === 'read') return await fs.readFile(args.path, 'utf8');
+      if (args.op === 'rm') { await fs.rm(args.path); return 'removed'; }
+    } catch (e) { return e.name + ': ' + e.message; }
+  } });
+`;
+
+test('allow.fs under grants, approvals, and the operator\'s own files no tool may touch', { timeout: 90_000 }, async (t) => {
+  const dir = tempDir(t);
+  for (const d of ['data', 'out']) (await import('node:fs')).mkdirSync(join(dir, d));
+  writeFileSync(join(dir, 'files.ts'), FILES);
+  const cfg = join(dir, 'kiln.toml');
+  const base = `extensions = ["files.ts"]\n[fs]\nroot = "."\n[audit]\npath = "audit.jsonl"\n[approvals]\nstore = "approvals.json"\n`;
+  writeFileSync(cfg, base + `[policy]\nmode = "granted"\n[grants."files.ts"]\nfs = { read = ["data", "./out/"], write = ["out"] }\n`);
+  const { client } = await mcp(t, ['--config', cfg]);
+  const r = async (args) => (await call(client, 'files.do', args)).text;
+  assert.match(await r({ op: 'write', path: 'data/x.txt' }), /declares fs\.write "data\/x\.txt", but the operator has not granted it .*add "data\/x\.txt" to fs\.write in \[grants\."files\.ts"\]/);
+  assert.equal(existsSync(join(dir, 'data/x.txt')), false, 'the refused write happened');
+  assert.equal(await r({ op: 'write', path: 'out/y.txt', text: 'hi' }), 'written');
+  assert.equal(await r({ op: 'read', path: 'out/y.txt' }), 'hi');
+  assert.match(await r({ op: 'read', path: 'secret.txt' }), /not granted/);
+  // the operator's files: the config, the audit log, the approvals store, whatever the prefixes say
+  writeFileSync(cfg, base + `[grants."files.ts"]\nfs = { read = ["."], write = ["."] }\n`);
+  const { client: c2 } = await mcp(t, ['--config', cfg]);
+  const before = readFileSync(cfg, 'utf8');
+  for (const path of ['kiln.toml', './kiln.toml', 'out/../kiln.toml', 'audit.jsonl', 'approvals.json']) {
+    assert.match((await call(c2, 'files.do', { op: 'write', path, text: 'pwned' })).text, /one of the operator's files/, path);
+  }
+  assert.match((await call(c2, 'files.do', { op: 'read', path: 'kiln.toml' })).text, /one of the operator's files/);
+  assert.equal(readFileSync(cfg, 'utf8'), before, 'the config was changed');
+  assert.equal(existsSync(join(dir, 'approvals.json')), false, 'the approvals store was written');
+  // [approvals] strict asks before every write; a client that cannot be asked is refused, and nothing is written
+  writeFileSync(cfg, base.replace('[approvals]\n', '[approvals]\npreset = "strict"\n') + `[grants."files.ts"]\nfs = { read = ["."], write = ["."] }\n`);
+  const { client: c3 } = await mcp(t, ['--config', cfg]);
+  assert.match((await call(c3, 'files.do', { op: 'write', path: 'out/z.txt' })).text, /without a human's approval .*strict/);
+  assert.equal(existsSync(join(dir, 'out/z.txt')), false);
+  assert.match((await call(c3, 'files.do', { op: 'rm', path: 'out/y.txt' })).text, /without a human's approval/);
+  assert.equal(existsSync(join(dir, 'out/y.txt')), true, 'the refused rm removed the file');
+});

@@ -231,19 +231,34 @@ declare global {
   /** The same object as `kiln`, for extensions written to the ferridriver contract. */
   const ferridriver: KilnMarker;
 
-  /** BDD registrations (recorded; served by the bdd host). */
-  function Given(pattern: string | RegExp, ...rest: unknown[]): void;
-  function When(pattern: string | RegExp, ...rest: unknown[]): void;
-  function Then(pattern: string | RegExp, ...rest: unknown[]): void;
-  function And(pattern: string | RegExp, ...rest: unknown[]): void;
-  function But(pattern: string | RegExp, ...rest: unknown[]): void;
-  function defineStep(pattern: string | RegExp, ...rest: unknown[]): void;
-  function Before(...rest: unknown[]): void;
-  function After(...rest: unknown[]): void;
-  function BeforeAll(...rest: unknown[]): void;
-  function AfterAll(...rest: unknown[]): void;
-  function BeforeStep(...rest: unknown[]): void;
-  function AfterStep(...rest: unknown[]): void;
+  /** BDD step definitions (kiln bdd, docs/bdd.md): a Cucumber expression or a RegExp, an optional options bag,
+   *  and the step, called with the World as `this` and the matched values (then a DataTable or doc string). */
+  function Given(pattern: string | RegExp, step: KilnStep): void;
+  function Given(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  function When(pattern: string | RegExp, step: KilnStep): void;
+  function When(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  function Then(pattern: string | RegExp, step: KilnStep): void;
+  function Then(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  function And(pattern: string | RegExp, step: KilnStep): void;
+  function And(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  function But(pattern: string | RegExp, step: KilnStep): void;
+  function But(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  function defineStep(pattern: string | RegExp, step: KilnStep): void;
+  function defineStep(pattern: string | RegExp, options: { timeout?: number }, step: KilnStep): void;
+  /** Scenario hooks: optionally a tag expression ("@a and not @b") or { tags, name, timeout }. */
+  function Before(hook: KilnHook): void;
+  function Before(tagsOrOptions: string | KilnHookOptions, hook: KilnHook): void;
+  function After(hook: KilnHook): void;
+  function After(tagsOrOptions: string | KilnHookOptions, hook: KilnHook): void;
+  function BeforeStep(hook: KilnHook): void;
+  function BeforeStep(tagsOrOptions: string | KilnHookOptions, hook: KilnHook): void;
+  function AfterStep(hook: KilnHook): void;
+  function AfterStep(tagsOrOptions: string | KilnHookOptions, hook: KilnHook): void;
+  /** Once per worker's guest (again after a guest was replaced, for instance after a step timed out). */
+  function BeforeAll(hook: () => unknown): void;
+  function BeforeAll(options: { name?: string; timeout?: number }, hook: () => unknown): void;
+  function AfterAll(hook: () => unknown): void;
+  function AfterAll(options: { name?: string; timeout?: number }, hook: () => unknown): void;
   function defineParameterType(options: { name: string; regexp: RegExp | string | readonly (RegExp | string)[]; transformer?: (...match: string[]) => unknown; [key: string]: unknown }): void;
   function setDefaultTimeout(milliseconds: number): void;
   function setDefinitionFunctionWrapper(wrapper: (fn: Function) => Function): void;
@@ -253,6 +268,29 @@ declare global {
   /** QuickJS's own error class (for example "InternalError: stack overflow"). */
   class InternalError extends Error {}
 }
+
+/** `this` in a step or hook: rebuilt per scenario. page, context and request follow the capabilities of the file
+ *  the running step comes from (an extension's allow, a step file's grant). */
+interface KilnWorld {
+  readonly page?: KilnPage;
+  readonly context?: KilnBrowserContext;
+  readonly request?: KilnRequest;
+  /** --world-parameters */
+  parameters: any;
+  /** Attach to the running step's report: text, JSON, bytes (image/png...), or base64 with "base64:<type>". */
+  attach(data: unknown, mediaType?: string | { mediaType: string; fileName?: string }): void;
+  log(text: unknown): void;
+  /** Skip the rest of the scenario (the step is reported skipped). */
+  skip(): never;
+  [key: string]: any;
+}
+type KilnStep = (this: KilnWorld, ...args: any[]) => unknown;
+interface KilnHookOptions {
+  tags?: string;
+  name?: string;
+  timeout?: number;
+}
+type KilnHook = (this: KilnWorld, scenario: { pickle: { id: string; name: string; uri: string; tags: string[] }; result?: { status: string } }) => unknown;
 
 /** A chain of locator steps, replayed by the host on every call (allow.browser). */
 interface KilnLocator {

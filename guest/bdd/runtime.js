@@ -98,7 +98,9 @@ class DataTable {
 function attach(data, mediaTypeOrOptions) {
   const mediaType = typeof mediaTypeOrOptions === 'string' ? mediaTypeOrOptions : mediaTypeOrOptions?.mediaType ?? (typeof data === 'string' ? 'text/plain' : 'application/octet-stream');
   const fileName = typeof mediaTypeOrOptions === 'object' ? mediaTypeOrOptions?.fileName : undefined;
-  if (typeof data === 'string') attachments.push({ body: data, mediaType, contentEncoding: 'IDENTITY', fileName });
+  // "base64:image/png": data is already base64 (cucumber-js's convention).
+  if (typeof data === 'string' && mediaType.startsWith('base64:')) attachments.push({ body: data, mediaType: mediaType.slice(7), contentEncoding: 'BASE64', fileName });
+  else if (typeof data === 'string') attachments.push({ body: data, mediaType, contentEncoding: 'IDENTITY', fileName });
   else if (data instanceof Uint8Array || data instanceof ArrayBuffer) {
     const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
     attachments.push({ body: btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join('')), mediaType, contentEncoding: 'BASE64', fileName });

@@ -3,6 +3,7 @@ import { createWriteStream, existsSync, readdirSync, type WriteStream } from 'no
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Envelope } from '@cucumber/messages';
+import parseTagExpression from '@cucumber/tag-expressions';
 import { KilnError } from '../errors.js';
 import { discover, globRegExp } from '../discovery.js';
 import { Engine } from '../engine/engine.js';
@@ -14,13 +15,6 @@ import { createFormatter, FORMAT_NAMES, type FormatName, type Formatter } from '
 import { findFeatures, lineFilter, parseFeatures } from './features.js';
 import { buildImage, fileSha256, type BddFile } from './image.js';
 import { BddRun, meta } from './runner.js';
-
-export const BDD_USAGE = `kiln bdd [paths...] [--tags EXPR] [--name REGEX]... [--parallel N] [--format NAME[:FILE]]...
-         [--world-parameters JSON] [--dry-run] [--fail-fast] [--retry N] [--no-strict] [--config FILE]
-  paths: feature files (file.feature:LINE for one scenario) or directories (default: features/)
-  formats: ${FORMAT_NAMES.join(', ')}; pretty by default (on stderr when another format writes to stdout)
-  exit code 0 only when every scenario passed (pending, undefined and ambiguous steps fail unless --no-strict)
-`;
 
 /** Step files when [test] steps names none: the seed's globs, and cucumber-js's own default. */
 export const DEFAULT_STEP_GLOBS = ['steps/**/*.{js,ts}', 'step_definitions/**/*.{js,ts}', 'features/**/*.{js,ts}'];
@@ -50,10 +44,31 @@ export function findSteps(root: string, globs: string[]): string[] {
   return out;
 }
 
+/** The deepest directory holding all of `dirs`. */
+function commonAncestor(dirs: string[]): string {
+  let common = dirs[0].split(sep);
+  for (const d of dirs.slice(1)) {
+    const parts = d.split(sep);
+    let i = 0;
+    while (i < common.length && i < parts.length && common[i] === parts[i]) i++;
+    common = common.slice(0, i);
+  }
+  return common.join(sep) || sep;
+}
+
 function defaultConfig(cwd: string): string | undefined {
   const found = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'].filter((n) => existsSync(join(cwd, n)));
   if (found.length > 1) throw new KilnError(`found ${found.join(' and ')} here: keep one, or name it with --config`);
   return found[0] && join(cwd, found[0]);
+}
+
+function tagMatcher(expression: string): (tags: string[]) => boolean {
+  try {
+    const e = parseTagExpression(expression);
+    return (tags) => e.evaluate(tags);
+  } catch (e) {
+    throw new KilnError(`kiln bdd --retry-tag-filter ${JSON.stringify(expression)}: ${(e as Error).message}`);
+  }
 }
 
 export async function bdd(argv: string[], err: (line: string) => void): Promise<number> {
@@ -63,7 +78,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
     options: {
       tags: { type: 'string' }, name: { type: 'string', multiple: true }, parallel: { type: 'string' },
       format: { type: 'string', multiple: true }, 'world-parameters': { type: 'string' }, 'dry-run': { type: 'boolean' },
-      'fail-fast': { type: 'boolean' }, retry: { type: 'string' }, 'no-strict': { type: 'boolean' }, strict: { type: 'boolean' },
+      'fail-fast': { type: 'boolean' }, retry: { type: 'string' }, 'retry-tag-filter': { type: 'string' }, 'no-strict': { type: 'boolean' }, strict: { type: 'boolean' },
       config: { type: 'string' },
     },
   });
@@ -120,7 +135,8 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
     ...stepFiles.map((file) => ({ file, identity: { file, sha256: fileSha256(file) } })),
   ];
   const builder = new (await import('../build/artifact.js')).Builder(engine, policy.limits.timeoutMs);
-  const image = await buildImage(engine, files, root, policy.grants, builder);
+  // The bundle may read the project and every file the operator named (an extension outside the project too).
+  const image = await buildImage(engine, files, { base: root, root: commonAncestor([root, ...files.map((f) => dirname(f.file))]) }, policy.grants, builder);
 
   T('image');
   const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => err(`[bdd ${level}] ${message}`), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
@@ -141,6 +157,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   for (const e of parsed.envelopes) if (!e.pickle || selected.has(e.pickle.id)) emit(e);
   const run = new BddRun(registry, sessions, image, emit, {
     parallel, dryRun: values['dry-run'] === true, failFast: values['fail-fast'] === true, retry, strict: !values['no-strict'], worldParameters,
+    retryTags: values['retry-tag-filter'] ? tagMatcher(values['retry-tag-filter']) : undefined,
   });
   let success = false;
   try {

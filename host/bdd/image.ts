@@ -91,14 +91,16 @@ export function grantedAllow(grants: Grants, identity: ExtensionIdentity): Allow
 }
 
 /** The bdd image as a loaded extension (hostKind "bdd"): its tools are the host-made `kiln.bdd.<i>`. */
-export async function buildImage(engine: Engine, files: BddFile[], root: string, grants: Grants, builder: { compileSource(s: string, n: string, m: boolean): Promise<Uint8Array> }): Promise<LoadedExtension & { files: BddFile[] }> {
+/** `where.base`: the project directory (locations in reports are relative to it); `where.root`: the directory
+ *  whose files the bundle may read (it holds the project and every file named). */
+export async function buildImage(engine: Engine, files: BddFile[], where: { base: string; root: string }, grants: Grants, builder: { compileSource(s: string, n: string, m: boolean): Promise<Uint8Array> }): Promise<LoadedExtension & { files: BddFile[] }> {
   // One tool per file, and one more with no authority for the runtime's own work (setup, matching, making
   // the World): `kiln.bdd.<files.length>`.
   const manifests: ToolManifest[] = [...files.map((f, i) => ({
     name: `${BDD_TOOL_PREFIX}${i}`, exposeAsTool: false,
     allow: f.tools ? unionAllow(f.tools) : grantedAllow(grants, f.identity),
   })), { name: `${BDD_TOOL_PREFIX}${files.length}`, exposeAsTool: false, allow: { commands: {}, net: [], browser: [] } }];
-  const entry = join(root, '.kiln-bdd-entry.js');
+  const entry = join(where.base, '.kiln-bdd-entry.js');
   const virtual: Record<string, string> = {
     '\0kiln-bdd:runtime': await runtime(),
     '\0kiln-bdd:tools': `globalThis.__kilnBdd.tools(${JSON.stringify(manifests.map((m) => m.allow))});\n`,
@@ -114,7 +116,7 @@ export async function buildImage(engine: Engine, files: BddFile[], root: string,
   const { bundle } = await import('../build/bundle.js');
   let b;
   try {
-    b = await bundle(entry, { virtual, root, aliases: { '@cucumber/cucumber': '\0kiln-bdd:cucumber' } });
+    b = await bundle(entry, { virtual, root: where.root, aliases: { '@cucumber/cucumber': '\0kiln-bdd:cucumber' } });
   } catch (e) {
     throw new ExtensionLoadError('kiln bdd', (e as Error).message);
   }

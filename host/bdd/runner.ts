@@ -22,6 +22,8 @@ export interface RunOptions {
   dryRun: boolean;
   failFast: boolean;
   retry: number;
+  /** --retry-tag-filter: only scenarios whose tags match are retried. */
+  retryTags?: (tags: string[]) => boolean;
   strict: boolean;
   worldParameters: unknown;
 }
@@ -213,7 +215,7 @@ export class BddRun {
       const held: Envelope[] = [];
       const status = await this.attempt(worker, pickle, testCaseId, plan, attempt, held);
       const failed = status === S.FAILED || (this.options.strict && (status === S.PENDING || status === S.UNDEFINED || status === S.AMBIGUOUS)) || status === S.AMBIGUOUS;
-      const retry = failed && attempt < this.options.retry && status === S.FAILED;
+      const retry = failed && attempt < this.options.retry && status === S.FAILED && (this.options.retryTags?.(pickle.tags.map((t) => t.name)) ?? true);
       const finished = held.pop()!; // testCaseFinished
       finished.testCaseFinished = { ...finished.testCaseFinished!, willBeRetried: retry };
       for (const e of [...held, finished]) this.emit(e);
