@@ -295,6 +295,24 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
     `playwright-core directly, same click and read: ${fmtUs(median(direct))}`);
 }
 
+// ---- kiln bdd: a CPU-bound suite, --parallel 1 against --parallel 2 (whole processes, interleaved) ---------
+{
+  const suite = join(here, 'bdd');
+  const wall = (parallel) => {
+    const t = performance.now();
+    execFileSync(process.execPath, [kiln, 'bdd', '--parallel', String(parallel), '--format', 'summary'], { cwd: suite, stdio: 'ignore' });
+    return performance.now() - t;
+  };
+  const one = [];
+  const two = [];
+  for (let i = 0; i < 5; i++) {
+    one.push(wall(1));
+    two.push(wall(2));
+  }
+  row('kiln bdd, 8 CPU-bound scenarios: --parallel 2 (whole process)', fmtMs(median(two)), '< --parallel 1',
+    `--parallel 1: ${fmtMs(median(one))} (×${(median(one) / median(two)).toFixed(2)}); median of 5, interleaved`);
+}
+
 // ---- the table -------------------------------------------------------------------------------------
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[['metric', 'kiln', 'target', 'peers, same run'], ...rows].map((r) => r[i].length)));
 const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
