@@ -136,7 +136,8 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   ];
   const builder = new (await import('../build/artifact.js')).Builder(engine, policy.limits.timeoutMs);
   // The bundle may read the project and every file the operator named (an extension outside the project too).
-  const image = await buildImage(engine, files, { base: root, root: commonAncestor([root, ...files.map((f) => dirname(f.file))]) }, policy.grants, builder);
+  // Locations in reports are relative to the working directory, as feature URIs are (and as cucumber-js does).
+  const image = await buildImage(engine, files, { base: cwd, root: commonAncestor([root, ...files.map((f) => dirname(f.file))]) }, policy.grants, builder);
 
   T('image');
   const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => err(`[bdd ${level}] ${message}`), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
