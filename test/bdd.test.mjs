@@ -256,13 +256,13 @@ if (kiln.host === 'bdd') {
 test('the JSON report matches cucumber-js\'s for the same features and steps, field by field', { timeout: 120_000 }, async (t) => {
   // Run where the fixture is (cucumber-js resolves @cucumber/cucumber from the repository's node_modules); the
   // reports go to a temporary directory.
-  const dir = join(root, 'test/fixtures/bdd-compare');
+  const dir = join(root, 'test/fixtures/bdd-reference');
   const out = tempDir(t);
   const launcher = join(root, 'test/fixtures/bdd-reference/cucumber.cjs');
   const common = ['--retry', '1', '--retry-tag-filter', '@flaky'];
   const env = { ...process.env };
   delete env.FORCE_COLOR;
-  const cucumber = await new Promise((done) => execFile(process.execPath, [launcher, '--import', 'steps/**/*.js', ...common, '--format', `json:${join(out, 'cucumber.json')}`], { cwd: dir, env, timeout: 60_000 }, (e, stdout, stderr) => done({ code: e ? e.code : 0, stderr, stdout })));
+  const cucumber = await new Promise((done) => execFile(process.execPath, [launcher, '--import', 'steps/**/*.mjs', ...common, '--format', `json:${join(out, 'cucumber.json')}`], { cwd: dir, env, timeout: 60_000 }, (e, stdout, stderr) => done({ code: e ? e.code : 0, stderr, stdout })));
   assert.equal(cucumber.code, 1, cucumber.stderr + cucumber.stdout);
   const ours = await kiln(['bdd', ...common, '--format', `json:${join(out, 'kiln.json')}`, '--format', 'summary'], { cwd: dir });
   assert.equal(ours.code, 1, ours.stderr);

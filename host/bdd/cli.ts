@@ -17,7 +17,7 @@ import { buildImage, fileSha256, type BddFile } from './image.js';
 import { BddRun, meta } from './runner.js';
 
 /** Step files when [test] steps names none: the seed's globs, and cucumber-js's own default. */
-export const DEFAULT_STEP_GLOBS = ['steps/**/*.{js,ts}', 'step_definitions/**/*.{js,ts}', 'features/**/*.{js,ts}'];
+export const DEFAULT_STEP_GLOBS = ['steps/**/*.{js,mjs,ts,mts}', 'step_definitions/**/*.{js,mjs,ts,mts}', 'features/**/*.{js,mjs,ts,mts}'];
 
 /** `a/{b,c}/*.{js,ts}` as the plain globs it stands for. */
 export function expandBraces(glob: string): string[] {
