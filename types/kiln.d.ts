@@ -111,8 +111,19 @@ interface KilnRequest {
   head(url: string, options?: KilnRequestOptions): Promise<KilnApiResponse>;
 }
 
+/** The type tests a stat and a directory entry share. */
+interface KilnEntryType {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}
+
 /** What ctx.fs.stat gives (no device, inode or owner: those describe the host). */
-interface KilnStats {
+interface KilnStats extends KilnEntryType {
   size: number;
   mode: number;
   nlink: number;
@@ -124,27 +135,14 @@ interface KilnStats {
   mtime: Date;
   ctime: Date;
   birthtime: Date;
-  isFile(): boolean;
-  isDirectory(): boolean;
   /** Always false: a symlink at the end of a path is refused, not followed. */
   isSymbolicLink(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isBlockDevice(): boolean;
-  isCharacterDevice(): boolean;
 }
 
-interface KilnDirent {
+interface KilnDirent extends KilnEntryType {
   name: string;
   parentPath: string;
   path: string;
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isBlockDevice(): boolean;
-  isCharacterDevice(): boolean;
 }
 
 type KilnUtf8 = 'utf8' | 'utf-8';
