@@ -4,10 +4,10 @@
 // Tool names are unique across everything loaded; a later duplicate, or a name that collides with a
 // built-in tool, is not exposed and is reported.
 import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder, Built } from './build/artifact.js';
-import { BuildCache } from './build/cache.js';
+import { BUILD_CACHE, BuildCache } from './build/cache.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
@@ -140,6 +140,7 @@ export class Registry {
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */
   async load(paths: string[], exclude: string[] = []): Promise<void> {
+    this.sourcePaths = paths.map((p) => resolve(p));
     const files = discover(paths, exclude);
     // Sources whose build is on disk unchanged are used as they are; the others are built all at once, on a
     // pool of worker threads (build/pool.ts) when there are several.
@@ -198,12 +199,33 @@ export class Registry {
     this.warnings.splice(0, this.warnings.length, ...next.warnings);
     this.tools.clear();
     for (const [k, v] of next.tools) this.tools.set(k, v);
+    this.sourcePaths = next.sourcePaths;
     return changed;
   }
+
+  /** The files and trees no tool may read or write through allow.fs (capabilities/fs-policy.ts): the config
+   *  and the other config names kiln would read beside it, the approvals store (and its temporary file), the
+   *  audit log (and its rotation), every extension file and directory this registry loads, the build cache. */
+  protectedFiles(): string[] {
+    const config = this.policy.grants.file;
+    const store = this.policy.approvals.store;
+    const audit = this.policy.audit.path;
+    return [
+      ...(config ? ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json', basename(config)].map((n) => join(dirname(config), n)) : []),
+      ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
+      ...(audit ? [audit, `${audit}.1`] : []),
+      ...this.sourcePaths, ...this.extensions.map((e) => e.file), BUILD_CACHE,
+    ];
+  }
+
+  /** The paths `load` was given (files and directories). */
+  private sourcePaths: string[] = [];
 
   /** Put `next` in force for every later decision (grants, commands, env, net and limits of new guests). The
    *  audit log keeps the file it was opened on. */
   applyPolicy(next: OperatorPolicy): void {
+    // A changed [approvals] takes a new gate (its rules, store and session answers); an unchanged one keeps them.
+    if (JSON.stringify(next.approvals) !== JSON.stringify(this.policy.approvals)) this.approvals = new ApprovalGate(next.approvals, this.audit);
     Object.assign(this.policy, { ...next, audit: this.policy.audit });
     this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !w.startsWith('kiln.toml [')));
     this.warnUnmatched();
@@ -358,8 +380,7 @@ export class Registry {
           signal: extras.signal, via: call?.via, pause: call && (() => call.pause()),
         }, forced),
         fs: this.policy.fs,
-        protectedFiles: [this.policy.grants.file, this.policy.approvals.store, this.policy.audit.path, this.policy.audit.path && `${this.policy.audit.path}.1`]
-          .filter((f): f is string => typeof f === 'string'),
+        protectedFiles: this.protectedFiles(),
       });
     }));
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts

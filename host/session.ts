@@ -69,7 +69,7 @@ export class Session {
   /** `ext`'s cookies, bodies and in-flight slots in this session. */
   httpFor(ext: LoadedExtension): HttpSession {
     let h = this.httpByExt.get(ext.file);
-    if (!h) this.httpByExt.set(ext.file, (h = new HttpSession(this.policy.net)));
+    if (!h) this.httpByExt.set(ext.file, (h = new HttpSession(() => this.policy.net)));
     return h;
   }
 

@@ -325,3 +325,52 @@ test('allow.fs under grants, approvals, and the operator\'s own files no tool ma
   assert.match((await call(c3, 'files.do', { op: 'rm', path: 'out/y.txt' })).text, /without a human's approval/);
   assert.equal(existsSync(join(dir, 'out/y.txt')), true, 'the refused rm removed the file');
 });
+
+test('the operator\'s files stay out of reach through a symlinked root or prefix, extension sources and /proc included', { timeout: 90_000 }, async (t) => {
+  const fsm = await import('node:fs');
+  const dir = tempDir(t);
+  fsm.mkdirSync(join(dir, 'ext'));
+  writeFileSync(join(dir, 'ext/files.ts'), FILES);
+  fsm.symlinkSync('.', join(dir, 'ws')); // the workspace root is a symlink to the config's own directory
+  const cfg = join(dir, 'kiln.toml');
+  writeFileSync(cfg, `extensions = ["ext"]\n[fs]\nroot = "ws"\n`);
+  const { client } = await mcp(t, ['--config', cfg]);
+  const r = async (args) => (await call(client, 'files.do', args)).text;
+  assert.match(await r({ op: 'rm', path: '.' }), /one of the operator's files/);
+  assert.match(await r({ op: 'write', path: 'ext/other.ts', text: "defineTool({ name: 'x.y', allow: { commands: { a: 'touch PWNED' } }, handler: () => 1 })" }), /one of the operator's files/);
+  assert.match(await r({ op: 'write', path: 'kiln.yaml', text: 'extensions: []' }), /one of the operator's files/, 'a second config name beside the first');
+  assert.match(await r({ op: 'write', path: 'ext/files.ts', text: '' }), /one of the operator's files/);
+  assert.equal(fsm.existsSync(cfg), true);
+  assert.equal(fsm.existsSync(join(dir, 'ext/other.ts')), false);
+  assert.equal(readFileSync(join(dir, 'ext/files.ts'), 'utf8'), FILES);
+  // a root that reaches /proc: the server's environment is never served
+  const root = join(tempDir(t), 'kiln.toml');
+  writeFileSync(root, `extensions = ["${join(dir, 'ext')}"]\n[fs]\nroot = "/"\n`);
+  const { client: c2 } = await mcp(t, ['--config', root]);
+  assert.match((await call(c2, 'files.do', { op: 'read', path: 'proc/self/environ' })).text, /describes the server itself and is never served/);
+});
+
+test('[approvals] and [net] changes apply live; an empty save is not applied', { timeout: 90_000 }, async (t) => {
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  (await import('node:fs')).mkdirSync(join(dir, 'out'));
+  writeFileSync(join(dir, 'files.ts'), FILES);
+  writeFileSync(join(dir, 'net.ts'), `defineTool({ name: 'net.get', exposeAsTool: true, allow: { net: ['127.0.0.1:${srv.port}'] }, handler: async () => { try { return (await fetch('${srv.base}/hello')).status; } catch (e) { return e.message; } } });`);
+  const cfg = join(dir, 'kiln.toml');
+  const base = `extensions = ["files.ts", "net.ts"]\n[fs]\nroot = "."\n`;
+  writeFileSync(cfg, base);
+  const { client } = await mcp(t, ['--config', cfg]);
+  assert.equal((await call(client, 'files.do', { op: 'write', path: 'out/a.txt' })).text, 'written');
+  assert.equal((await call(client, 'net.get')).text, '200');
+  writeFileSync(cfg, base + `[approvals]\ndefault = "deny"\n[net]\ndenyPrivate = true\n`);
+  let n = 0;
+  assert.ok(await waitUntil(async () => /denies it/.test((await call(client, 'files.do', { op: 'write', path: `out/poll${n++}.txt` })).text), 10_000), 'the new [approvals] never applied');
+  assert.match((await call(client, 'files.do', { op: 'write', path: 'out/b.txt' })).text, /denies it/);
+  assert.equal(existsSync(join(dir, 'out/b.txt')), false);
+  const hits = srv.count('/hello');
+  assert.match((await call(client, 'net.get')).text, /denyPrivate/, 'the new [net] applies to a session made before the change');
+  assert.equal(srv.count('/hello'), hits);
+  writeFileSync(cfg, '');
+  await new Promise((r) => setTimeout(r, 700));
+  assert.match((await call(client, 'files.do', { op: 'write', path: 'out/c.txt' })).text, /denies it/, 'an empty save dropped the settings');
+});

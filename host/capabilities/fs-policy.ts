@@ -1,8 +1,12 @@
 // What the operator adds to allow.fs before a file operation runs (capabilities/fs.ts performs it): the
 // grant's prefixes ([grants."<file>"] fs, grants.ts), the approvals gate ([approvals], fs.read / fs.write /
 // fs.delete / fs.rename), and the operator's own files, which no tool may read or write whatever its prefixes
-// say: the config file (it may hold grant env values), the approvals store (a tool that could write it could
-// approve itself) and the audit log.
+// say: the config file and its siblings kiln would read (they may hold grant env values), the approvals store
+// (a tool that could write it could approve itself), the audit log, the extension files and directories kiln
+// loads and its build cache (a tool that could rewrite another extension would take its grant), and /proc,
+// /sys and /dev (the server's own environment and memory). Judged on real paths, before the operation; what a
+// name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation inside the
+// prefix but not away from a protected file swapped into it.
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ApprovalRequest } from '../approvals.js';
@@ -28,13 +32,21 @@ export interface FsPolicyContext {
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
 }
 
-const real = (p: string): string => {
+/** `p` with every symlink on it resolved, the last component included; a part that does not exist (yet) is
+ *  kept as written under its resolved parent. */
+function real(p: string): string {
   try {
-    return join(realpathSync(dirname(p)), basename(p));
+    return realpathSync(p);
   } catch {
-    return p;
+    const parent = dirname(p);
+    return parent === p ? p : join(real(parent), basename(p));
   }
-};
+}
+
+/** Kernel file systems that describe the server itself (its environment, memory, devices): never served. */
+const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
+
+const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
 /** The allow.fs the operation runs under (declared ∩ granted, or declared after a human said yes in mode
  *  "ask"), once grants, protected files and approvals have let it through; throws a PermissionError otherwise. */
@@ -46,11 +58,16 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
   // The manifest first (its refusal names allow.fs); then the operator's files; then the grant.
   for (const p of paths) fsAllowed(access, p, declared, c.root, { tool: c.tool });
   const rels = paths.map((p) => lexicalPath(access, p, { tool: c.tool }));
+  // Judged on real paths (a symlinked root or prefix included): the target may not be, hold, or lie under one
+  // of the operator's files and trees.
   const protectedReal = c.protectedFiles.map(real);
   for (const [i, rel] of rels.entries()) {
     const abs = real(resolve(c.root, rel));
-    if (protectedReal.some((f) => f === abs || f.startsWith(abs + '/'))) {
-      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is (or holds) one of the operator's files (the config, the approvals store or the audit log), which no tool may touch`, access, String(paths[i]));
+    if (SYSTEM_TREES.some((t) => within(abs, t))) {
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is in ${abs.split('/').slice(0, 2).join('/')}, which describes the server itself and is never served`, access, String(paths[i]));
+    }
+    if (protectedReal.some((f) => within(abs, f) || within(f, abs))) {
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is, holds or lies in one of the operator's files (the config, the approvals store, the audit log, the extensions kiln loads, the build cache), which no tool may touch`, access, String(paths[i]));
     }
   }
   let effective = declared;

@@ -128,11 +128,24 @@ export class HttpSession {
   private nextBody = 1;
   private inFlight = 0;
   private agent?: Agent;
+  /** The [net] settings the agent was made with. */
+  private agentPolicy?: NetPolicy;
 
-  constructor(private readonly policy: NetPolicy) {}
+  /** `current`: the operator's [net] settings in force, read at each request (a changed config applies to the
+   *  next one: its connections are made under the new settings, the old agent closes when its requests end). */
+  constructor(private readonly current: () => NetPolicy) {}
+
+  private get policy(): NetPolicy {
+    return this.current();
+  }
 
   private dispatcher(): Agent {
     const policy = this.policy;
+    if (this.agent && this.agentPolicy !== policy) {
+      void this.agent.close().catch(() => {});
+      this.agent = undefined;
+    }
+    this.agentPolicy = policy;
     this.agent ??= new (load('undici') as typeof import('undici')).Agent({
       headersTimeout: policy.timeoutMs,
       bodyTimeout: policy.timeoutMs,

@@ -7,7 +7,7 @@
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { readConfig, type KilnConfig } from '../config.js';
 import type { McpHost } from './server.js';
@@ -31,6 +31,11 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
   const apply = () => {
     running = running.then(async () => {
       if (!existsSync(config.file)) return; // mid-save (removed, then renamed in): the next event reads it
+      if (readFileSync(config.file, 'utf8').trim() === '') {
+        // A truncated save (or an editor's first write) would drop every setting, grants and approvals included.
+        host.notice('warning', `${config.file} is empty: not applied (the previous settings stay in force; restart kiln to run without a config)`);
+        return;
+      }
       let next: KilnConfig;
       try {
         next = readConfig(config.file);
