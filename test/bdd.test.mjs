@@ -275,3 +275,50 @@ test('the JSON report matches cucumber-js\'s for the same features and steps, fi
   const b = normalise(JSON.parse(readFileSync(join(out, 'kiln.json'), 'utf8')));
   assert.deepEqual(b, a);
 });
+
+test('what cucumber-js users rely on: callback steps, a World that cannot be made, a failing BeforeAll, parse errors, a backtracking pattern', { timeout: 120_000 }, async (t) => {
+  const dir = project(t, {
+    'features/a.feature': `Feature: a
+  Scenario: callbacks
+    Given a callback step that passes
+    Then a callback step that fails
+  Scenario: catastrophic
+    Given ${'a'.repeat(40)}!
+  Scenario: ordinary
+    Given a callback step that passes
+`,
+    'features/broken.feature': 'Feature: broken\n  Scenario: x\n    Given a\n  Oops this is not gherkin\n',
+    'steps/s.js': `
+Given('a callback step that passes', function (done) { setTimeout(() => done(), 5); });
+Then('a callback step that fails', function (done) { setTimeout(() => done(new Error('called back with an error')), 5); });
+Given(/^(a+)+$/, function () {});
+`,
+  });
+  const r = await kiln(['bdd', 'features/a.feature', 'features/broken.feature', '--format', 'message'], { cwd: dir });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /kiln bdd: parse error in features\/broken\.feature \(4:3\): /);
+  const envs = messages(r.stdout);
+  const failures = envs.filter((e) => e.testStepFinished?.testStepResult.status === 'FAILED').map((e) => e.testStepFinished.testStepResult.message);
+  assert.equal(failures.length, 2, failures.join('\n---\n'));
+  assert.match(failures[0], /called back with an error/);
+  assert.match(failures[1], /matching "a{40}!" failed: .*backtracks/);
+  assert.equal(statuses(envs).filter((s) => s === 'PASSED').length, 2, 'the other steps ran (after the catastrophic one was matched alone)');
+  // a World constructor that throws fails the scenario with its error (cucumber-js: a failed run)
+  const world = project(t, {
+    'features/w.feature': 'Feature: w\n  Scenario: s\n    Given nothing\n',
+    'steps/w.js': "setWorldConstructor(class { constructor() { throw new Error('db not reachable'); } });\nGiven('nothing', function () {});\n",
+  });
+  const w = await kiln(['bdd', '--format', 'message'], { cwd: world });
+  assert.equal(w.code, 1);
+  assert.match(messages(w.stdout).find((e) => e.testStepFinished?.testStepResult.status === 'FAILED').testStepFinished.testStepResult.message, /the World could not be made: Error: db not reachable/);
+  // a failing BeforeAll runs no scenario
+  const all = project(t, {
+    'features/b.feature': 'Feature: b\n  Scenario: s\n    Given nothing\n',
+    'steps/b.js': "BeforeAll(function () { throw new Error('no fixture'); });\nGiven('nothing', function () {});\n",
+  });
+  const b = await kiln(['bdd', '--format', 'message'], { cwd: all });
+  assert.equal(b.code, 1);
+  const benvs = messages(b.stdout);
+  assert.equal(benvs.filter((e) => e.testCaseStarted).length, 0);
+  assert.equal(benvs.find((e) => e.testRunHookFinished).testRunHookFinished.result.status, 'FAILED');
+});

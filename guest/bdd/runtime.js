@@ -34,7 +34,7 @@ function stepOptions(args, kind) {
   const options = typeof b === 'object' && b !== null ? b : {};
   if (typeof pattern !== 'string' && !(pattern instanceof RegExp)) throw toError(`${kind}: the pattern must be a string (a Cucumber expression) or a RegExp`);
   if (typeof fn !== 'function') throw toError(`${kind}(${JSON.stringify(String(pattern))}): the step needs a function`);
-  if (options.timeout !== undefined && !(Number.isFinite(options.timeout) && options.timeout > 0)) throw toError(`${kind}: timeout must be a positive number of milliseconds`);
+  if (options.timeout !== undefined && options.timeout !== -1 && !(Number.isFinite(options.timeout) && options.timeout > 0)) throw toError(`${kind}: timeout must be a positive number of milliseconds, or -1 for none`);
   return { pattern, fn, options };
 }
 
@@ -60,6 +60,7 @@ function defineHook(kind) {
     if (options.tags !== undefined && typeof options.tags !== 'string') throw toError(`${kind}: tags must be a tag expression string such as "@a and not @b"`);
     if (options.tags !== undefined && kind.endsWith('All')) throw toError(`${kind} hooks take no tags: they run once, not per scenario`);
     const tags = options.tags;
+    if (options.timeout !== undefined && options.timeout !== -1 && !(Number.isFinite(options.timeout) && options.timeout > 0)) throw toError(`${kind}: timeout must be a positive number of milliseconds, or -1 for none`);
     const matches = tags ? parseTagExpression(tags) : undefined;
     hooks.push({ id: `h${hooks.length}`, kind, tags, matches, fn, timeout: options.timeout, name: options.name, file, stack: here() });
   };
@@ -141,7 +142,14 @@ async function runFn(fn, self, args) {
   let error;
   try {
     const wrapped = wrapper ? wrapper(fn) ?? fn : fn;
-    const value = await wrapped.apply(self, args);
+    // A step declared with one more parameter than it is given takes a callback, as in cucumber-js:
+    // done() passes, done(error) fails, done(null, 'pending') is pending.
+    const value = fn.length === args.length + 1
+      ? await new Promise((resolve, reject) => {
+        const r = wrapped.apply(self, [...args, (err, result) => (err ? reject(err) : resolve(result))]);
+        if (r && typeof r.then === 'function') reject(new Error('a step that takes a callback must not return a promise (cucumber-js refuses it too)'));
+      })
+      : await wrapped.apply(self, args);
     if (value === 'pending') status = 'PENDING';
     else if (value === 'skipped') status = 'SKIPPED';
   } catch (e) {
@@ -202,8 +210,13 @@ const ops = {
   hooksFor: ({ tags }) => hooks.filter((h) => !h.matches || h.matches.evaluate(tags)).map((h) => h.id),
   begin: ({ parameters }) => {
     const Ctor = World ?? DefaultWorld;
-    world = fixtures(new Ctor({ parameters, attach, log }), parameters);
-    return null;
+    try {
+      world = fixtures(new Ctor({ parameters, attach, log }), parameters);
+      return null;
+    } catch (e) {
+      world = null;
+      return { error: errorOf(e) };
+    }
   },
   end: () => {
     world = null;
@@ -219,11 +232,11 @@ const ops = {
     const extra = argumentOf({ argument });
     return runFn(s.fn, world, extra === undefined ? resolved : [...resolved, extra]);
   },
-  hook: async ({ id, pickle, result }) => {
+  hook: async ({ id, pickle, result, testCaseStartedId, willBeRetried }) => {
     const h = hooks.find((x) => x.id === id);
     if (!h) throw new Error(`no hook ${id}`);
     if (h.kind === 'BeforeAll' || h.kind === 'AfterAll') return runFn(h.fn, {}, []);
-    const arg = { pickle, gherkinDocument: undefined, testCaseStartedId: undefined, ...(result ? { result } : {}) };
+    const arg = { pickle, gherkinDocument: undefined, testCaseStartedId, ...(result ? { result, willBeRetried } : {}) };
     return runFn(h.fn, world, [arg]);
   },
 };

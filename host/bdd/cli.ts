@@ -13,7 +13,7 @@ import { DEFAULT_POLICY, type OperatorPolicy } from '../policy.js';
 import type { KilnConfig } from '../config.js';
 import { createFormatter, FORMAT_NAMES, type FormatName, type Formatter } from './formats.js';
 import { findFeatures, lineFilter, parseFeatures } from './features.js';
-import { buildImage, fileSha256, type BddFile } from './image.js';
+import { buildImage, fileSha256, grantedAllow, unionAllow, type BddFile } from './image.js';
 import { BddRun, meta } from './runner.js';
 
 /** Step files when [test] steps names none: the seed's globs, and cucumber-js's own default. */
@@ -60,6 +60,24 @@ function defaultConfig(cwd: string): string | undefined {
   const found = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'].filter((n) => existsSync(join(cwd, n)));
   if (found.length > 1) throw new KilnError(`found ${found.join(' and ')} here: keep one, or name it with --config`);
   return found[0] && join(cwd, found[0]);
+}
+
+/** The files of a run share one guest per worker, so any of them can reach what another may (docs/bdd.md): say
+ *  so when their authority differs, naming who may do what. */
+function sharedAuthorityNotice(files: BddFile[], policy: OperatorPolicy, root: string, err: (line: string) => void): void {
+  const describe = (f: BddFile) => {
+    const a = f.tools ? unionAllow(f.tools) : grantedAllow(policy.grants, f.identity);
+    const parts = [
+      Object.keys(a.commands).length ? `commands ${Object.keys(a.commands).join(', ')}` : '',
+      a.net.length ? `net ${a.net.join(', ')}` : '', a.browser.length ? `browser ${a.browser.join(', ')}` : '',
+      a.tools?.length ? `tools ${a.tools.join(', ')}` : '', a.fs ? `fs ${[...a.fs.read, ...a.fs.write].join(', ')}` : '',
+    ].filter(Boolean);
+    return parts.join('; ');
+  };
+  const described = files.map((f) => ({ file: relative(root, f.file) || f.file, what: describe(f) }));
+  if (new Set(described.map((d) => d.what)).size <= 1) return;
+  err('kiln bdd: these files share one guest per worker, so code in any of them can use what another may (docs/bdd.md, "Capabilities of steps"):');
+  for (const d of described) if (d.what) err(`  ${d.file}: ${d.what}`);
 }
 
 function tagMatcher(expression: string): (tags: string[]) => boolean {
@@ -118,6 +136,10 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   // Features first: a typo in a path fails before anything is built.
   const featureFiles = findFeatures(positionals.length ? positionals : ['features'], cwd);
   const parsed = parseFeatures(featureFiles, cwd, { tags: values.tags, names: values.name, lines: lineFilter(positionals, cwd) });
+  for (const e of parsed.envelopes) {
+    const pe = e.parseError;
+    if (pe) err(`kiln bdd: parse error in ${pe.source.uri ?? '?'}${pe.source.location ? ` (${pe.source.location.line}:${pe.source.location.column ?? 0})` : ''}: ${pe.message.replace(/^\(\d+:\d+\): /, '')}`);
+  }
 
   T('features');
   const engine = await Engine.load();
@@ -134,6 +156,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
     }),
     ...stepFiles.map((file) => ({ file, identity: { file, sha256: fileSha256(file) } })),
   ];
+  sharedAuthorityNotice(files, policy, root, err);
   const builder = new (await import('../build/artifact.js')).Builder(engine, policy.limits.timeoutMs);
   // The bundle may read the project and every file the operator named (an extension outside the project too).
   // Locations in reports are relative to the working directory, as feature URIs are (and as cucumber-js does).

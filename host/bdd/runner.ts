@@ -41,10 +41,18 @@ interface StepOutcome {
   durationMs: number;
 }
 
-/** A planned step of a test case: a hook, or a pickle step with its matches. */
+/** A planned step of a test case: a hook, or a pickle step with its matches (or why matching failed). */
 type Planned =
   | { kind: 'hook'; testStep: TestStep; hookId: string }
-  | { kind: 'step'; testStep: TestStep; pickleStep: PickleStep; matches: string[] };
+  | { kind: 'step'; testStep: TestStep; pickleStep: PickleStep; matches: string[]; matchError?: string };
+
+/** What matching says of one step. */
+interface Matched {
+  ids: string[];
+  args?: any[][];
+  snippet?: string;
+  error?: string;
+}
 
 const now = () => TimeConversion.millisecondsSinceEpochToTimestamp(Date.now());
 const duration = (ms: number) => TimeConversion.millisecondsToDuration(Math.max(0, ms));
@@ -113,9 +121,7 @@ export class BddRun {
       this.emit({ hook: { id: h.id, ...(h.name ? { name: h.name } : {}), ...(h.tags ? { tagExpression: h.tags } : {}), type: HOOK_TYPE[h.kind] as any, sourceReference: this.locate(h.stack) } });
     }
     const all = pickles.flatMap((p) => p.steps);
-    const matched: { ids: string[]; args?: any[][]; snippet?: string }[] = all.length
-      ? await this.call(0, this.NONE(), { op: 'match', steps: all.map((st) => ({ text: st.text, type: st.type, argument: st.argument })) }, this.registry.policy.limits.timeoutMs)
-      : [];
+    const matched = await this.match(all);
     const byStep = new Map(all.map((st, i) => [st.id, matched[i]]));
     const plans = new Map<string, Planned[]>();
     for (const p of pickles) {
@@ -127,7 +133,7 @@ export class BddRun {
       for (const st of p.steps) {
         const m = byStep.get(st.id) ?? { ids: [] };
         planned.push({
-          kind: 'step', pickleStep: st, matches: m.ids,
+          kind: 'step', pickleStep: st, matches: m.ids, ...(m.error ? { matchError: m.error } : {}),
           testStep: {
             id: this.newId(), pickleStepId: st.id, stepDefinitionIds: m.ids,
             stepMatchArgumentsLists: (m.args ?? []).map((args) => ({ stepMatchArguments: args })),
@@ -140,6 +146,33 @@ export class BddRun {
       plans.set(p.id, planned);
     }
     return plans;
+  }
+
+  /** Which definitions match each step. The guest gets the texts and only the kind of each step's argument (a
+   *  snippet names its parameter; a large table must not fill the guest). When the batch fails (a pattern that
+   *  backtracks past the deadline), each step is matched alone, so only the step that triggers it fails. */
+  private async match(all: PickleStep[]): Promise<Matched[]> {
+    const input = (st: PickleStep) => ({
+      text: st.text, type: st.type,
+      argument: st.argument?.dataTable ? { dataTable: {} } : st.argument?.docString ? { docString: {} } : undefined,
+    });
+    const limit = this.registry.policy.limits.timeoutMs;
+    if (all.length === 0) return [];
+    try {
+      return await this.call(0, this.NONE(), { op: 'match', steps: all.map(input) }, limit);
+    } catch (e) {
+      if (!(e instanceof KilnError)) throw e;
+      const out: Matched[] = [];
+      for (const st of all) {
+        try {
+          out.push((await this.call(0, this.NONE(), { op: 'match', steps: [input(st)] }, Math.min(limit, 5000)))[0]);
+        } catch (err) {
+          if (!(err instanceof KilnError)) throw err;
+          out.push({ ids: [], error: `matching "${st.text.slice(0, 200)}" failed: ${(err as Error).message} (a step pattern or parameter type that backtracks catastrophically on this text?)` });
+        }
+      }
+      return out;
+    }
   }
 
   /** Run every pickle; returns whether the run passed. */
@@ -160,7 +193,11 @@ export class BddRun {
       for (let i = next++; i < pickles.length && !this.stopping; i = next++) {
         if (this.fresh.has(w)) {
           this.fresh.delete(w);
-          if (!(await this.runHooks(w, 'BeforeAll', testRunStartedId))) hooksOk = false;
+          if (!(await this.runHooks(w, 'BeforeAll', testRunStartedId))) {
+            hooksOk = false;
+            this.stopping = true; // as cucumber-js: a failed BeforeAll runs no scenario
+            break;
+          }
         }
         await this.runPickle(w, pickles[i], testCaseIds.get(pickles[i].id)!, plans.get(pickles[i].id)!);
       }
@@ -198,7 +235,8 @@ export class BddRun {
   private async invoke(worker: number, file: number, args: Record<string, unknown>, timeoutMs: number, onAttach?: (a: StepOutcome['attachments'][number]) => void): Promise<TestStepResult> {
     const started = Date.now();
     try {
-      const o: StepOutcome = await this.call(worker, `${BDD_TOOL_PREFIX}${file}`, args, timeoutMs);
+      // { timeout: -1 }: no timeout of its own, as in cucumber-js (the longest a call may take).
+      const o: StepOutcome = await this.call(worker, `${BDD_TOOL_PREFIX}${file}`, args, timeoutMs < 0 ? 2 ** 31 - 1 : timeoutMs);
       for (const a of o.attachments ?? []) onAttach?.(a);
       return this.result(o);
     } catch (e) {
@@ -233,21 +271,45 @@ export class BddRun {
     const startedId = this.newId();
     held.push({ testCaseStarted: { id: startedId, testCaseId, attempt, workerId: String(worker), timestamp: now() } });
     let worst: TestStepResultStatus = S.PASSED;
+    let worstMessage: string | undefined;
     let skipRest = false;
     const dry = this.options.dryRun;
-    if (!dry) await this.call(worker, this.NONE(), { op: 'begin', parameters: this.options.worldParameters ?? {} }, this.registry.policy.limits.timeoutMs).catch(() => { skipRest = true; });
+    // The World: a constructor that throws (or hangs) fails the scenario at its first step, with its error.
+    let worldError: string | undefined;
+    if (!dry) {
+      try {
+        const begun = await this.call(worker, this.NONE(), { op: 'begin', parameters: this.options.worldParameters ?? {} }, this.registry.policy.limits.timeoutMs);
+        if (begun?.error) worldError = `the World could not be made: ${this.errorText(begun.error)}`;
+      } catch (e) {
+        if (!(e instanceof KilnError)) throw e;
+        if (!(e instanceof ToolError)) this.fresh.add(worker);
+        worldError = `the World could not be made: ${e instanceof ToolError ? e.detail : `${e.name}: ${e.message}`}`;
+      }
+    }
     const pickleInfo = { id: pickle.id, name: pickle.name, uri: pickle.uri, tags: pickle.tags.map((t) => t.name) };
+    const worldFailed = worldError !== undefined;
     const stepHooks = (kind: string) => this.setup.hooks.filter((h) => h.kind === kind && (!h.tags || this.tagged(h, pickle)));
     for (const x of plan) {
       const testStepId = x.testStep.id;
       held.push({ testStepStarted: { testCaseStartedId: startedId, testStepId, timestamp: now() } });
       const attach = (a: StepOutcome['attachments'][number]) => held.push({ attachment: { ...a, contentEncoding: a.contentEncoding as any, testCaseStartedId: startedId, testStepId, timestamp: now() } });
       let result: TestStepResult;
-      if (x.kind === 'hook') {
+      if (worldError !== undefined) {
+        result = { status: S.FAILED, duration: duration(0), message: worldError, exception: { type: 'Error', message: worldError.split('\n')[0], stackTrace: worldError } };
+        worldError = undefined;
+        skipRest = true;
+      } else if (x.kind === 'hook') {
         const h = this.hookById.get(x.hookId)!;
         const isAfter = h.kind === 'After';
-        if (dry || (skipRest && !isAfter) || (isAfter && this.fresh.has(worker))) result = { status: S.SKIPPED, duration: duration(0) };
-        else result = await this.invoke(worker, h.file, { op: 'hook', id: h.id, pickle: pickleInfo, ...(isAfter ? { result: { status: worst } } : {}) }, h.timeout, attach);
+        if (dry || (skipRest && !isAfter) || (isAfter && (this.fresh.has(worker) || worldFailed))) result = { status: S.SKIPPED, duration: duration(0) };
+        else {
+          result = await this.invoke(worker, h.file, {
+            op: 'hook', id: h.id, pickle: pickleInfo, testCaseStartedId: startedId,
+            ...(isAfter ? { result: { status: worst, ...(worstMessage ? { message: worstMessage } : {}) }, willBeRetried: false } : {}),
+          }, h.timeout, attach);
+        }
+      } else if (x.matchError) {
+        result = { status: S.FAILED, duration: duration(0), message: x.matchError };
       } else if (x.matches.length === 0) {
         result = { status: S.UNDEFINED, duration: duration(0) };
       } else if (x.matches.length > 1) {
@@ -263,7 +325,10 @@ export class BddRun {
         const def = this.stepById.get(x.matches[0])!;
         result = await this.runStep(worker, def, x.pickleStep, pickleInfo, stepHooks, attach);
       }
-      if (RANK[result.status] > RANK[worst]) worst = result.status;
+      if (RANK[result.status] > RANK[worst]) {
+        worst = result.status;
+        worstMessage = result.message;
+      }
       if (result.status !== S.PASSED && !(x.kind === 'hook' && this.hookById.get(x.hookId)!.kind === 'After')) skipRest = true;
       held.push({ testStepFinished: { testCaseStartedId: startedId, testStepId, testStepResult: result, timestamp: now() } });
       const snippet = x.kind === 'step' ? this.snippets.get(x.pickleStep.id) : undefined;
