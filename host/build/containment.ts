@@ -10,7 +10,7 @@ const inside = (path: string, dir: string) => path === dir || path.startsWith(di
 
 /** The real path of `path`; for a path that does not exist (yet), its longest existing prefix resolved and the
  *  rest appended, so a missing file behind a symlink is judged by where the symlink points. */
-function real(path: string): string {
+export function real(path: string): string {
   try {
     return realpathSync(path);
   } catch {

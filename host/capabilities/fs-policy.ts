@@ -7,8 +7,8 @@
 // /sys and /dev (the server's own environment and memory). Judged on real paths, before the operation; what a
 // name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation inside the
 // prefix but not away from a protected file swapped into it.
-import { realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { real } from '../build/containment.js';
 import type { ApprovalRequest } from '../approvals.js';
 import { askFor, grantCheck, type Grants, type GrantKind } from '../grants.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
@@ -32,16 +32,6 @@ export interface FsPolicyContext {
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
 }
 
-/** `p` with every symlink on it resolved, the last component included; a part that does not exist (yet) is
- *  kept as written under its resolved parent. */
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    const parent = dirname(p);
-    return parent === p ? p : join(real(parent), basename(p));
-  }
-}
 
 /** Kernel file systems that describe the server itself (its environment, memory, devices): never served. */
 const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
