@@ -380,7 +380,7 @@ export class Registry {
           signal: extras.signal, via: call?.via, pause: call && (() => call.pause()),
         }, forced),
         fs: this.policy.fs,
-        protectedFiles: this.protectedFiles(),
+        protectedFiles: () => this.protectedFiles(), // made only when a file operation asks
       });
     }));
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts

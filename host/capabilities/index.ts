@@ -43,7 +43,7 @@ export interface CapabilityContext {
   /** [fs]: the workspace root and caps (allow.fs); absent: the defaults. */
   fs?: FsSettings;
   /** The operator's files no tool may read or write through allow.fs (fs-policy.ts). */
-  protectedFiles?: string[];
+  protectedFiles?: () => string[];
   /**
    * The operator's [approvals] verdict on one operation of this tool (approvals.ts), asking a human when it
    * is "require". Call it after the capability's own checks passed and before anything of the operation
@@ -122,7 +122,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       const settings = ctx.fs ?? DEFAULT_FS;
       const allow = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
         tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
-        protectedFiles: ctx.protectedFiles ?? [], approve: ctx.approve,
+        protectedFiles: ctx.protectedFiles?.() ?? [], approve: ctx.approve,
       });
       return performFs(kind, req, extras.body, { tool: ctx.tool.name, allow, settings, slot: ctx.http, signal: extras.signal });
     }
