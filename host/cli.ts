@@ -12,6 +12,7 @@ import { Registry } from './registry.js';
 import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
+import { defaultConfig } from './config-file.js';
 import { printable, printableLine } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
@@ -169,19 +170,11 @@ async function inspect(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The config file a command uses when none is named: the one of ./kiln.toml, ./kiln.yaml, ./kiln.yml and
- *  ./kiln.json that exists (several: an error, since kiln cannot know which one the operator edits). */
-function defaultConfig(): string | undefined {
-  const found = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'].filter((n) => existsSync(n));
-  if (found.length > 1) throw new KilnError(`found ${found.join(' and ')} here: keep one, or name it with --config`);
-  return found[0] && resolve(found[0]);
-}
-
 /** Extensions from the named paths and/or a config file (./kiln.toml, .yaml, .yml or .json when none is named
  *  and one exists). */
 async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false, onConfig?: (c: KilnConfig, file: string) => void): Promise<Registry> {
   let config;
-  const file = configFile ? resolve(configFile) : paths.length === 0 ? defaultConfig() : undefined;
+  const file = configFile ? resolve(configFile) : paths.length === 0 ? defaultConfig(process.cwd()) : undefined;
   if (file) {
     const { readConfig } = await import('./config.js'); // the TOML/YAML parsers load only when there is a config
     config = readConfig(file);

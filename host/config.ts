@@ -105,9 +105,6 @@ export class ConfigError extends KilnError {
   override name = 'ConfigError';
 }
 
-/** The config files kiln looks for in the working directory when none is named. */
-export const CONFIG_NAMES = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'];
-
 const require = createRequire(import.meta.url);
 
 /** The document in `file`, by its extension: TOML (kiln.toml), YAML (.yaml/.yml) or JSON (.json). */

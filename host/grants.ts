@@ -237,7 +237,7 @@ export function grantKindOf(op: string): GrantKind | undefined {
   if (op === 'http.fetch') return 'net';
   if (op === 'browser.call') return 'browser';
   if (op === 'plugins.call') return 'tools';
-  if (op === 'fs.read' || op === 'fs.readdir' || op === 'fs.stat') return 'fs.read';
+  if (op === 'fs.readFile' || op === 'fs.readdir' || op === 'fs.stat') return 'fs.read';
   if (op.startsWith('fs.')) return 'fs.write';
   return undefined;
 }

@@ -8,6 +8,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder, Built } from './build/artifact.js';
 import { BUILD_CACHE, BuildCache } from './build/cache.js';
+import { CONFIG_NAMES } from './config-file.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
@@ -211,7 +212,7 @@ export class Registry {
     const store = this.policy.approvals.store;
     const audit = this.policy.audit.path;
     return [
-      ...(config ? ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json', basename(config)].map((n) => join(dirname(config), n)) : []),
+      ...(config ? [...CONFIG_NAMES, basename(config)].map((n) => join(dirname(config), n)) : []),
       ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
       ...(audit ? [audit, `${audit}.1`] : []),
       ...this.sourcePaths, ...this.extensions.map((e) => e.file), BUILD_CACHE,

@@ -307,6 +307,12 @@ test('allow.fs under grants, approvals, and the operator\'s own files no tool ma
   assert.equal(await r({ op: 'write', path: 'out/y.txt', text: 'hi' }), 'written');
   assert.equal(await r({ op: 'read', path: 'out/y.txt' }), 'hi');
   assert.match(await r({ op: 'read', path: 'secret.txt' }), /not granted/);
+  // the audit log says which grant decided, read and write apart
+  const decided = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'decision');
+  assert.deepEqual(decided.map((l) => [l.op, l.verdict, l.by]), [
+    ['fs.writeFile', 'deny', '[grants."files.ts"] fs.write'], ['fs.writeFile', 'allow', '[grants."files.ts"] fs.write'],
+    ['fs.readFile', 'allow', '[grants."files.ts"] fs.read'], ['fs.readFile', 'deny', '[grants."files.ts"] fs.read'],
+  ]);
   // the operator's files: the config, the audit log, the approvals store, whatever the prefixes say
   writeFileSync(cfg, base + `[grants."files.ts"]\nfs = { read = ["."], write = ["."] }\n`);
   const { client: c2 } = await mcp(t, ['--config', cfg]);

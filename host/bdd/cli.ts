@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Envelope } from '@cucumber/messages';
 import parseTagExpression from '@cucumber/tag-expressions';
 import { KilnError } from '../errors.js';
+import { defaultConfig } from '../config-file.js';
 import { discover, globRegExp } from '../discovery.js';
 import { Engine } from '../engine/engine.js';
 import { Registry } from '../registry.js';
@@ -54,12 +55,6 @@ function commonAncestor(dirs: string[]): string {
     common = common.slice(0, i);
   }
   return common.join(sep) || sep;
-}
-
-function defaultConfig(cwd: string): string | undefined {
-  const found = ['kiln.toml', 'kiln.yaml', 'kiln.yml', 'kiln.json'].filter((n) => existsSync(join(cwd, n)));
-  if (found.length > 1) throw new KilnError(`found ${found.join(' and ')} here: keep one, or name it with --config`);
-  return found[0] && join(cwd, found[0]);
 }
 
 /** The files of a run share one guest per worker, so any of them can reach what another may (docs/bdd.md): say
