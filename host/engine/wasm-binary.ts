@@ -128,6 +128,18 @@ export function stripCustomSections(buf: Uint8Array, prefix: string): Uint8Array
   return concat(keep);
 }
 
+/** The buffer without custom sections, at its top level and in the core modules a component holds: names and
+ *  producers are for debuggers, and each byte of the engine is carried by every artifact. */
+export function withoutCustomSections(buf: Uint8Array): Uint8Array {
+  const keep = [buf.subarray(0, 8)];
+  for (const s of sections(buf)) {
+    if (s.id === 0) continue;
+    if (isComponent(buf) && s.id === COMPONENT_CORE_MODULE) keep.push(section(s.id, withoutCustomSections(buf.subarray(s.bodyStart, s.end))));
+    else keep.push(buf.subarray(s.start, s.end));
+  }
+  return concat(keep);
+}
+
 // ---- core modules inside a component ------------------------------------------------------------
 
 const COMPONENT_CORE_MODULE = 1;
