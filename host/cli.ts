@@ -199,13 +199,13 @@ async function run(argv: string[]): Promise<number> {
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
   const registry = await loadRegistry(paths, values.config, false, true);
   const { Sessions } = await import('./sessions.js');
-  const { ScriptRunner } = await import('./scripts.js');
+  const { ScriptRunner, SCRIPT_CACHE } = await import('./scripts.js');
   // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
   // worker thread is started.
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
   const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), policy, policy.sessions);
   try {
-    const r = await sessions.run('default', 'script', (s) => new ScriptRunner(registry).run(s, code, { timeoutMs, name: basename(script) }));
+    const r = await sessions.run('default', 'script', (s) => new ScriptRunner(registry, SCRIPT_CACHE).run(s, code, { timeoutMs, name: basename(script) }));
     if (r.status === 'ok') {
       process.stdout.write(JSON.stringify(r.result ?? null) + '\n');
       return 0;

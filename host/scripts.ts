@@ -8,12 +8,18 @@
 // tool), and `kiln.host` is "script".
 import { SCRIPT_HOST_FILE } from './capabilities/tools.js';
 import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BUILD_CACHE, builder } from './build/cache.js';
 import type { Builder } from './build/artifact.js';
 import { KilnError, ToolError } from './errors.js';
 import type { ToolManifest } from './manifest.js';
 import type { LoadedExtension, Registry } from './registry.js';
 import type { Session } from './session.js';
 import type { AskVia } from './approval-gate.js';
+
+/** Where `kiln run` keeps compiled scripts: inside the build cache, which no tool's `allow.fs` may touch. */
+export const SCRIPT_CACHE = join(BUILD_CACHE, 'scripts');
 
 export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [], browser: [] } };
 
@@ -32,7 +38,9 @@ export class ScriptRunner {
   private host?: Promise<LoadedExtension>;
   private builder?: Builder;
 
-  constructor(private readonly registry: Registry) {}
+  /** `bytecodeCache`: a directory where compiled scripts are kept between processes (`kiln run`: the
+   *  operator's own script files; never for MCP clients' scripts, whose number a client chooses). */
+  constructor(private readonly registry: Registry, private readonly bytecodeCache?: string) {}
 
   private async compiler(): Promise<Builder> {
     this.builder ??= new (await import('./build/artifact.js')).Builder(this.registry.engine);
@@ -61,7 +69,7 @@ export class ScriptRunner {
 
   async compile(code: string, name: string): Promise<Uint8Array> {
     const key = createHash('sha256').update(name).update('\0').update(code).digest('hex');
-    let bc = this.cache.get(key);
+    let bc = this.cache.get(key) ?? this.cached(key);
     if (!bc) {
       let js = code;
       // A .js/.mjs/.cjs file is JavaScript already; anything else (run_script's code, a .ts file) may be
@@ -75,9 +83,45 @@ export class ScriptRunner {
         }
       }
       bc = await (await this.compiler()).compileSource(js, name, false);
-      this.cache.set(key, bc);
+      this.keep(key, bc);
     }
+    this.cache.set(key, bc);
     return bc;
+  }
+
+  /** The file a script's bytecode is kept in: named by the engine (bytecode is the engine's own format), kiln's
+   *  builder (the compile pipeline), the script's name (its stack frames say it) and its text. */
+  private cacheFile(key: string): string | undefined {
+    if (!this.bytecodeCache) return undefined;
+    return join(this.bytecodeCache, `${createHash('sha256').update(`${this.registry.engine.info.id}\0${builder()}\0${key}`).digest('hex')}.qjsbc`);
+  }
+
+  /** A kept compile: the bytecode after its own sha256, which must match (a damaged file is compiled again). */
+  private cached(key: string): Uint8Array | undefined {
+    const file = this.cacheFile(key);
+    let bytes: Buffer;
+    try {
+      if (!file) return undefined;
+      bytes = readFileSync(file);
+    } catch {
+      return undefined; // not compiled before (or unreadable): compile it
+    }
+    const bc = bytes.subarray(32);
+    return bytes.length > 32 && createHash('sha256').update(bc).digest().equals(bytes.subarray(0, 32)) ? new Uint8Array(bc) : undefined;
+  }
+
+  /** Best effort: a read-only installation compiles the script in every process. */
+  private keep(key: string, bc: Uint8Array): void {
+    const file = this.cacheFile(key);
+    if (!file) return;
+    try {
+      mkdirSync(this.bytecodeCache!, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, Buffer.concat([createHash('sha256').update(bc).digest(), bc]));
+      renameSync(tmp, file);
+    } catch {
+      // nothing kept
+    }
   }
 
   /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */

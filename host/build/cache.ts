@@ -22,7 +22,7 @@ interface Entry {
 /** The code that turns a source into an artifact (the compiled dist/host/build/ modules, whichever layout
  *  runs): a changed kiln builder makes every entry stale. */
 let builderId: string | undefined;
-function builder(): string {
+export function builder(): string {
   if (builderId) return builderId;
   const h = createHash('sha256').update(kilnVersion());
   const dir = join(repoRoot, 'dist', 'host', 'build');
