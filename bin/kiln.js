@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// The bundled command line (scripts/bundle-cli.mjs) when it is at least as new as the compiled host; after a
-// plain `tsc` the unbundled modules, so an edit never runs stale code.
-import { statSync } from 'node:fs';
+// The bundled command line (scripts/bundle-cli.mjs: CommonJS, like this file, see bin/package.json) when it
+// is at least as new as the compiled host; after a plain `tsc` the unbundled ES modules, so an edit never
+// runs stale code.
+'use strict';
+const { statSync } = require('node:fs');
+const { join } = require('node:path');
 
-const mtime = (rel) => statSync(new URL(rel, import.meta.url), { throwIfNoEntry: false })?.mtimeMs ?? -1;
-const bundled = mtime('../dist/cli/cli.js') >= mtime('../dist/host/cli.js');
-await import(bundled ? '../dist/cli/cli.js' : '../dist/host/cli.js');
+const mtime = (rel) => statSync(join(__dirname, rel), { throwIfNoEntry: false })?.mtimeMs ?? -1;
+if (mtime('../dist/cli/cli.js') >= mtime('../dist/host/cli.js')) require('../dist/cli/cli.js');
+else import('../dist/host/cli.js');

@@ -2,12 +2,21 @@
 // Node pays per ES module it resolves and links (≈ 0.5 ms each, ≈ 45 modules for `kiln run`), which a
 // one-shot command feels. Code loaded with `await import()` stays in its own chunk, so a subcommand still
 // loads only what it needs; npm packages and the engine's bindings stay outside (loaded as they are).
+//
+// The bundle is CommonJS (dist/cli/package.json says so, and bin/package.json for bin/kiln.js): Node 20's
+// ES module loader costs a one-shot process ~15 ms more than `require` for the same code (module jobs,
+// linking, a facade per builtin), measured interleaved on `kiln --version` and `kiln run`. So no module of
+// the command line may use a top-level await. npm packages are `require`d (every one kiln imports statically
+// has a CommonJS entry). Interop "auto": a default import is `exports.default` of a package's CommonJS build
+// when it marks itself `__esModule` (@cucumber/tag-expressions: a dual package whose ES build exports that
+// default), else `module.exports` (the rollup plugins), which is what Node's ES loader gives for each.
+// `import()` of a package stays an `import()`.
 // The worker threads' entry modules are entries here too, at the same relative path as in dist/host/engine/
 // (remote.ts starts `./worker.js` next to itself; schema-worker.ts and build/pool.ts start their own module).
 //
 // dist/host/ stays the source of truth (tests import it). bin/kiln.js uses this bundle only when it is newer
 // than dist/host/cli.js, so a `tsc` without this step never runs stale code.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,5 +40,6 @@ const bundle = await rollup({
   onwarn: (w) => { throw new Error(`bundle-cli: ${w.message}`); },
 });
 rmSync(out, { recursive: true, force: true });
-await bundle.write({ dir: out, format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name].js', sourcemap: false });
+await bundle.write({ dir: out, format: 'cjs', interop: 'auto', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name].js', sourcemap: false });
 await bundle.close();
+writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');

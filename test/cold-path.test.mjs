@@ -1,15 +1,15 @@
-// What a one-shot `kiln run` loads: its own bundled modules (scripts/bundle-cli.mjs) and nothing a script that
+// What a one-shot `kiln run` loads (required or imported): its own bundled modules (scripts/bundle-cli.mjs) and nothing a script that
 // calls an artifact's tool does not use — not the MCP SDK, the bundler, the TypeScript stripper, the schema
 // compiler (once its validator is cached), the HTTP client, the process runner, the source-map reader.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fixtures, kiln, kilnBin, root, tempDir } from './helpers.mjs';
 
 const loaded = (args) => new Promise((resolve, reject) => {
-  execFile(process.execPath, ['--no-warnings', '--loader', join(fixtures, 'trace-loads.mjs'), kilnBin, ...args], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
+  execFile(process.execPath, ['--no-warnings', '--require', join(fixtures, 'trace-requires.cjs'), '--loader', join(fixtures, 'trace-loads.mjs'), kilnBin, ...args], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
     if (err) return reject(new Error(`kiln ${args.join(' ')} failed: ${stderr}`));
     resolve({ stdout, urls: [...stderr.matchAll(/^kiln-test-load (\S+)$/gm)].map((m) => m[1]) });
   });
@@ -32,4 +32,37 @@ test('kiln run of a script calling an artifact loads the bundled CLI and none of
   for (const heavy of ['@modelcontextprotocol', 'rollup', 'sucrase', '/ajv/', 'undici', 'tough-cookie', 'execa', 'trace-mapping', 'smol-toml', 'node:http', 'node:dns']) {
     assert.ok(!urls.some((u) => u.includes(heavy)), `${heavy} was loaded: ${urls.filter((u) => u.includes(heavy)).join(', ')}`);
   }
+});
+
+test('kiln run keeps a script\'s bytecode between runs, never serves it for changed text, and recompiles a damaged entry', async (t) => {
+  const dir = tempDir(t);
+  const env = { KILN_BUILD_CACHE: join(dir, 'cache') };
+  const scripts = join(dir, 'cache', 'scripts');
+  const script = join(dir, 'calc.js');
+  writeFileSync(script, 'const a = 20; a + 1\n');
+  const first = await kiln(['run', script], { env });
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.stdout.trim(), '21');
+  const kept = readdirSync(scripts).filter((f) => f.endsWith('.qjsbc'));
+  assert.equal(kept.length, 1, 'one compiled script kept');
+  // The same name with other text: another entry, the new result.
+  writeFileSync(script, 'const a = 40; a + 2\n');
+  const changed = await kiln(['run', script], { env });
+  assert.equal(changed.stdout.trim(), '42', changed.stderr);
+  assert.equal(readdirSync(scripts).filter((f) => f.endsWith('.qjsbc')).length, 2);
+  // A damaged entry (bytes flipped after the checksum) is compiled again, not run.
+  for (const f of readdirSync(scripts)) {
+    const bytes = readFileSync(join(scripts, f));
+    bytes[bytes.length - 5] ^= 0xff;
+    writeFileSync(join(scripts, f), bytes);
+  }
+  const again = await kiln(['run', script], { env });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout.trim(), '42');
+  // A cache that cannot be written is no cache, not a failure.
+  const blocked = join(dir, 'file-not-dir');
+  writeFileSync(blocked, '');
+  const ro = await kiln(['run', script], { env: { KILN_BUILD_CACHE: blocked } });
+  assert.equal(ro.code, 0, ro.stderr);
+  assert.equal(ro.stdout.trim(), '42');
 });

@@ -112,8 +112,8 @@ export function buildAll(engine: Engine, files: string[], loadTimeoutMs?: number
   return out;
 }
 
-if (parentPort && workerData?.kilnBuildWorker) {
-  const port = parentPort;
+// An async function, not a top-level await: the command line's bundle is CommonJS (scripts/bundle-cli.mjs).
+if (parentPort && workerData?.kilnBuildWorker) void (async (port) => {
   const { Builder } = await import('./artifact.js');
   const engine = await Engine.load(workerData.engineDir, workerData.modules);
   const builder = new Builder(engine, workerData.loadTimeoutMs);
@@ -125,4 +125,4 @@ if (parentPort && workerData?.kilnBuildWorker) {
       port.postMessage({ id: job.id, error: { message: e instanceof Error ? e.message : String(e), kiln: e instanceof KilnError } } satisfies Reply);
     }
   });
-}
+})(parentPort);

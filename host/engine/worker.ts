@@ -52,8 +52,8 @@ export function toWire(e: unknown): WireError {
   return { name: 'Error', message: e instanceof Error ? e.message : String(e) };
 }
 
-if (parentPort && workerData?.kilnWorker) {
-  const port = parentPort;
+// An async function, not a top-level await: the command line's bundle is CommonJS (scripts/bundle-cli.mjs).
+if (parentPort && workerData?.kilnWorker) void (async (port) => {
   const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
   // The engine modules the main thread compiled: this thread instantiates them without compiling again.
   const engine = await Engine.load(workerData.engineDir, workerData.modules);
@@ -199,4 +199,4 @@ if (parentPort && workerData?.kilnWorker) {
     }
   });
   post({ type: 'reply', seq: 0, ok: true, value: 'ready' });
-}
+})(parentPort);
