@@ -67,7 +67,7 @@ export class Sessions {
     this.pool = new WorkerPool(engine);
     if (settings.isolation === 'worker') this.pool.warm();
     this.budget = new MemoryBudget(policy.limits.totalMemoryBytes, (bytes) => this.reclaimMemory(bytes));
-    this.browsers = new Browsers(policy.browser);
+    this.browsers = new Browsers(policy.browser, () => policy.net);
   }
 
   /** The server's browser (launched when a tool first uses `page` or `context`). */

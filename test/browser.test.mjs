@@ -204,6 +204,26 @@ test('the origin gate: navigation, redirect, iframe, image and page fetch to an 
   assert.ok(hits.some((h) => h.endsWith('/redir')) && hits.some((h) => h.endsWith('/frame')), `the allowed pages were loaded: ${hits}`);
 });
 
+test('[net] denyPrivate holds for the browser: a loopback literal and a name resolving to loopback are refused at the gate, naming the setting; nothing arrives', { timeout: 120_000 }, async (t) => {
+  const { port, hits } = await site(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'p.ts'), `defineTool({ name: 'p.go', exposeAsTool: true, allow: { browser: ['127.0.0.1:${port}', 'localhost:${port}'] },
+    inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+    handler: async ({ args, page }) => { await page.goto(args.url); return await page.textContent('p'); } });
+defineTool({ name: 'p.sub', exposeAsTool: true, allow: { browser: ['127.0.0.1:${port}'] },
+    handler: async ({ page }) => { await page.setContent('<img src="http://localhost:${port}/sub.png"><iframe src="http://127.0.0.1:${port}/framed2"></iframe>'); await page.waitForTimeout(300); return 'done'; } });
+`);
+  writeFileSync(join(dir, 'kiln.toml'), 'extensions = ["p.ts"]\n[net]\ndenyPrivate = true\n');
+  const { client } = await mcp(t, ['--config', join(dir, 'kiln.toml')]);
+  for (const url of [`http://127.0.0.1:${port}/a`, `http://localhost:${port}/b`]) {
+    const r = await call(client, 'p.go', { url });
+    assert.equal(r.isError, true, r.text);
+    assert.match(r.text, /^PermissionError: .*private or loopback address.*\[net\] denyPrivate/);
+  }
+  assert.equal((await call(client, 'p.sub')).text, 'done');
+  assert.deepEqual(hits, [], 'a private address received requests through the browser');
+});
+
 test("one session's context never sees another session's cookies", { timeout: 120_000 }, async (t) => {
   const { client } = await setup(t);
   assert.equal((await call(client, 'b.login', { user: 'alice' }, { session: 'a' })).isError, false);

@@ -9,20 +9,32 @@
 //    allows (`allowed` below). Between calls nothing goes out, and tunnels opened earlier are cut.
 //  - Refused requests get a 403 from the gate and never reach their host; the gate remembers the last ones,
 //    so an operation can say which host was refused and which setting would allow it.
+//  - The gate, not Chromium, resolves names (a browser behind an HTTP proxy sends it the name), so `[net]
+//    denyPrivate` holds for the browser as for fetch: IP literals are judged before connecting, names inside
+//    the connection's own DNS lookup (what is checked is what is used; a rebinding name gains nothing).
+import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import { browserUrlAllowed, hostOf } from './browser-policy.js';
+import { addressAllowed, type NetPolicy } from './net.js';
+
+/** Why the gate refused a host: not allowed by the driving tools, or a private address under denyPrivate. */
+export type Refusal = 'origin' | 'private';
 
 export class BrowserGate {
   private readonly server: http.Server;
   /** The allow.browser of each tool driving the context now. */
   private readonly drivers = new Map<number, string[]>();
   private nextDriver = 1;
-  /** The hosts refused most recently (newest last, at most 20). */
+  /** The hosts refused most recently (newest last, at most 20), and why each was. */
   readonly refused: string[] = [];
+  readonly reasons: Refusal[] = [];
+  /** How many requests were refused since the gate opened (`refused` keeps only the last 20). */
+  total = 0;
   readonly ready: Promise<number>;
 
-  constructor() {
+  /** `netPolicy`: the operator's [net] settings, read at each connection (a config reload applies at once). */
+  constructor(private readonly netPolicy: () => NetPolicy) {
     this.server = http.createServer((req, res) => this.forward(req, res));
     this.server.on('connect', (req, socket: net.Socket, head) => this.tunnel(req, socket, head));
     this.server.on('clientError', (_e, socket) => socket.destroy());
@@ -55,9 +67,14 @@ export class BrowserGate {
     return true;
   }
 
-  private refuse(target: string): void {
+  private refuse(target: string, why: Refusal = 'origin'): void {
+    this.total++;
     this.refused.push(target);
-    if (this.refused.length > 20) this.refused.shift();
+    this.reasons.push(why);
+    if (this.refused.length > 20) {
+      this.refused.shift();
+      this.reasons.shift();
+    }
   }
 
   /** Plain http: the browser sends the absolute URL. */
@@ -69,18 +86,42 @@ export class BrowserGate {
       return;
     }
     const u = new URL(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const refusePrivate = () => {
+      this.refuse(hostOf(url), 'private');
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('refused by kiln: a private or loopback address ([net] denyPrivate)');
+    };
+    if (net.isIP(host) && !addressAllowed(host, this.netPolicy())) return refusePrivate();
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = http.request({ host: u.hostname, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers }, (r) => {
+    const upstream = http.request({ host, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers, lookup: this.lookup() }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
     const stream = { destroy: () => { upstream.destroy(); res.destroy(); } };
     this.tunnels.set(stream, url);
     res.on('close', () => this.tunnels.delete(stream));
-    upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+    upstream.on('error', (e) => {
+      if (res.headersSent) res.destroy();
+      else if (e instanceof PrivateAddressError) refusePrivate();
+      else res.writeHead(502).end();
+    });
     req.pipe(upstream);
+  }
+
+  /** A DNS lookup for one connection that keeps only the addresses the operator's [net] allows. */
+  private lookup(): net.LookupFunction {
+    const policy = this.netPolicy();
+    return ((hostname: string, options: any, callback: any) => {
+      dnsLookup(hostname, { ...options, all: true }, (err, addresses: { address: string; family: number }[]) => {
+        if (err) return callback(err);
+        const allowed = addresses.filter((a) => addressAllowed(a.address, policy));
+        if (allowed.length === 0) return callback(new PrivateAddressError(hostname));
+        if (options?.all) return callback(null, allowed);
+        callback(null, allowed[0].address, allowed[0].family);
+      });
+    }) as net.LookupFunction;
   }
 
   /** https and WebSockets: CONNECT host:port, judged as https:// or wss:// to it. */
@@ -94,20 +135,35 @@ export class BrowserGate {
       return;
     }
     const url = `https://${target}/`;
+    const host = m[1].replace(/^\[|\]$/g, '');
+    const refusePrivate = () => {
+      this.refuse(target, 'private');
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    };
+    if (net.isIP(host) && !addressAllowed(host, this.netPolicy())) return refusePrivate();
     this.tunnels.set(socket, url);
     socket.on('close', () => this.tunnels.delete(socket));
-    const upstream = net.connect(Number(m[2]), m[1].replace(/^\[|\]$/g, ''), () => {
+    let open = false;
+    const upstream = net.connect({ port: Number(m[2]), host, lookup: this.lookup() }, () => {
+      open = true;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       upstream.pipe(socket);
       socket.pipe(upstream);
     });
-    upstream.on('error', () => socket.destroy());
+    upstream.on('error', (e) => (!open && e instanceof PrivateAddressError ? refusePrivate() : socket.destroy()));
     socket.on('close', () => upstream.destroy());
   }
 
   close(): void {
     this.server.close();
     this.server.closeAllConnections?.();
+  }
+}
+
+/** A name that resolves only to addresses `[net] denyPrivate` forbids (raised inside the gate's DNS lookup). */
+class PrivateAddressError extends Error {
+  constructor(readonly hostname: string) {
+    super(`${hostname} resolves only to private or loopback addresses ([net] denyPrivate)`);
   }
 }

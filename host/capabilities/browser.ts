@@ -16,6 +16,7 @@ import { KilnError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
 import type { BrowserGate } from './browser-gate.js';
 import { browserUrlAllowed, hostOf } from './browser-policy.js';
+import { DEFAULT_NET_POLICY, type NetPolicy } from './net.js';
 import type { GrantCheck } from '../grants.js';
 
 /** Page methods a guest may call, with plain JSON arguments. */
@@ -80,7 +81,8 @@ export class Browsers {
   private browser: Promise<Browser> | undefined;
   private readonly sessions = new Set<SessionBrowser>();
 
-  constructor(private readonly settings: BrowserSettings) {}
+  /** `netPolicy`: the operator's [net] settings as they are now (the gate applies denyPrivate). */
+  constructor(private readonly settings: BrowserSettings, readonly netPolicy: () => NetPolicy = () => DEFAULT_NET_POLICY) {}
 
   get enabled(): boolean {
     return this.settings.enabled;
@@ -164,7 +166,7 @@ export class SessionBrowser {
     this.context ??= (async () => {
       const browser = await this.browsers.launch();
       const { BrowserGate } = await import('./browser-gate.js'); // node:http stays off the cold path of kiln run
-      const gate = new BrowserGate();
+      const gate = new BrowserGate(this.browsers.netPolicy);
       const port = await gate.ready;
       // Every request through the gate, loopback too (Chromium bypasses a proxy for loopback unless told not to).
       // No downloads (a page could fill the disk), no service workers (they outlive pages and calls).
@@ -275,11 +277,15 @@ export class SessionBrowser {
           asked = true;
         }
         await approve?.(url); // [approvals]: the page's own requests and redirects are judged by allow.browser alone
-        const before = gate.refused.length;
+        const before = gate.total;
         const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
         // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
-        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.refused.length > before)) {
-          throw refuse(gate.refused[gate.refused.length - 1] ?? hostOf(page.url()));
+        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.total > before)) {
+          const host = gate.refused[gate.refused.length - 1] ?? hostOf(page.url());
+          if (gate.total > before && gate.reasons[gate.reasons.length - 1] === 'private') {
+            throw new PermissionError(`${host} is or resolves to a private or loopback address, which the operator forbids ([net] denyPrivate)`);
+          }
+          throw refuse(host);
         }
         return response ? { status: response.status(), url: response.url() } : null;
       }
