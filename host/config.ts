@@ -107,10 +107,21 @@ export class ConfigError extends KilnError {
 
 const require = createRequire(import.meta.url);
 
+/** JSON.parse, refusing a key given twice in one object, as the TOML and YAML readers do (JSON.parse keeps
+ *  the last silently: `"denyPrivate": true, ..., "denyPrivate": false` would read as false). yaml's reader
+ *  finds the duplicate (JSON is YAML 1.2); only that finding is used, the syntax is JSON.parse's to judge. */
+function parseJson(text: string): unknown {
+  const value = JSON.parse(text);
+  const doc = (require('yaml') as typeof import('yaml')).parseDocument(text, { uniqueKeys: true });
+  const dup = doc.errors.find((e) => e.code === 'DUPLICATE_KEY');
+  if (dup) throw new Error(`a key is given twice in one object ${/at line \d+, column \d+/.exec(dup.message)?.[0] ?? ''}`.trimEnd());
+  return value;
+}
+
 /** The document in `file`, by its extension: TOML (kiln.toml), YAML (.yaml/.yml) or JSON (.json). */
 function parseDocument(file: string, text: string): unknown {
   const lower = file.toLowerCase();
-  const [format, parse] = lower.endsWith('.json') ? ['JSON', JSON.parse]
+  const [format, parse] = lower.endsWith('.json') ? ['JSON', parseJson]
     : lower.endsWith('.yaml') || lower.endsWith('.yml') ? ['YAML', (t: string) => (require('yaml') as typeof import('yaml')).parse(t, { uniqueKeys: true, maxAliasCount: 100 })]
     : ['TOML', (t: string) => (require('smol-toml') as typeof import('smol-toml')).parse(t)] as const;
   try {

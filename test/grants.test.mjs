@@ -167,6 +167,10 @@ test('kiln.yaml and kiln.json: one schema, the same behaviour and the same messa
   assert.match(message(write('d.json', '{')), /: not valid JSON: /);
   assert.match(message(write('e.yaml', '- 1\n- 2\n')), /the settings must be a table \(an object\), not a list/);
   assert.match(message(write('f.yaml', 'grants:\n  x.ts: {}\n  x.ts: {}\n')), /not valid YAML: .*[Mm]ap keys must be unique/);
+  // A key given twice is refused in JSON too (JSON.parse alone would keep the last: here, denyPrivate false).
+  assert.match(message(write('f.toml', '[net]\ndenyPrivate = true\ndenyPrivate = false\n')), /not valid TOML/);
+  assert.equal(message(write('g.json', '{"net": {"denyPrivate": true,\n  "denyPrivate": false}}')), ': not valid JSON: a key is given twice in one object at line 2, column 3');
+  assert.equal(message(write('h.json', '{"net": {"denyPrivate": true}, "grants": {"a.ts": {"net": ["x"]}, "b.ts": {"net": ["x"]}}}')), 'no error', 'equal keys in different objects are fine');
 });
 
 test('two config files in the working directory: kiln says so instead of picking one', async (t) => {
