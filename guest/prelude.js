@@ -9,7 +9,6 @@
   'use strict';
   const config = {}; // filled by configure() at load
   const tools = new Map(); // name -> { manifest, handler }
-  const browserTools = new Set(); // names of tools that declare allow.browser (their ctx has page and context)
   const steps = []; // BDD registrations, recorded for the bdd host
   const pending = new Map(); // op id -> { inv, resolve, reject }
   let current = 0; // the invocation whose code is running now (0: top level)
@@ -67,8 +66,9 @@
   const cancelled = new Map(); // inv -> reason
   const finish = (inv, ok, text) => {
     live.delete(inv);
-    cancels.delete(inv);
-    cancelled.delete(inv);
+    // Nearly every call made no signal and was not cancelled: two size checks instead of two deletes.
+    if (cancels.size !== 0) cancels.delete(inv);
+    if (cancelled.size !== 0) cancelled.delete(inv);
     native.finish(inv, ok, text);
   };
 
@@ -131,7 +131,11 @@
     return v;
   };
   define('vars', Object.freeze({
-    get: (k) => native.varsGet(str(k, 'key')),
+    // get checks its key itself: it is the one synchronous host call, often made in a loop.
+    get: (k) => {
+      if (typeof k !== 'string') throw new TypeError('vars key must be a string');
+      return native.varsGet(k);
+    },
     set: (k, v) => { native.varsSet(str(k, 'key'), str(v, 'value')); },
     has: (k) => native.varsGet(str(k, 'key')) !== undefined,
     delete: (k) => native.varsDelete(str(k, 'key')),
@@ -174,8 +178,7 @@
     // Any other key goes to the host too, which refuses it with a did-you-mean: a typo such as exposeAsToool
     // must fail the build, not be dropped silently.
     for (const k of Object.keys(manifest)) if (!(k in m) && k !== 'handler') m[k] = true;
-    tools.set(name, { manifest: m, handler: h });
-    if (Array.isArray(m.allow.browser) && m.allow.browser.length > 0) browserTools.add(name);
+    tools.set(name, { manifest: m, handler: h, browser: Array.isArray(m.allow.browser) && m.allow.browser.length > 0 });
   }
   define('defineTool', defineTool);
 
@@ -272,37 +275,44 @@
     });
   }
 
-  // The context's capability objects are made on first use: most handlers touch one of them, or none.
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
-  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
+  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call. Three
+  // private fields, the made objects in one record made on first use: each private field is a property the
+  // constructor adds, and nine of them were a tenth of a no-op call.
   class HandlerContext {
-    #inv; #commands; #request; #page; #context; #progress; #signal; #allowBrowser; #fs;
+    #inv; #allowBrowser; #made;
     constructor(inv, args, allowBrowser) { this.#inv = inv; this.args = args; this.#allowBrowser = allowBrowser; }
+    get #m() {
+      return (this.#made ??= { commands: undefined, request: undefined, page: undefined, context: undefined, progress: undefined, signal: undefined, fs: undefined });
+    }
     get commands() {
       const inv = this.#inv;
-      return (this.#commands ??= Object.freeze({
+      const m = this.#m;
+      return (m.commands ??= Object.freeze({
         run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
         start: (name) => hostCall(native.commandsStart, inv, { name }),
         status: (name) => hostCall(native.commandsStatus, inv, { name }),
         stop: (name) => hostCall(native.commandsStop, inv, { name }),
       }));
     }
-    get request() { const inv = this.#inv; return (this.#request ??= web.requestClient(() => inv)); }
+    get request() { const inv = this.#inv; const m = this.#m; return (m.request ??= web.requestClient(() => inv)); }
     /** The workspace's files, like node:fs/promises (guest/web/fs.js). Present for every tool: the host refuses
      *  each call a tool's allow.fs does not cover, with the setting to add. */
-    get fs() { return (this.#fs ??= web.makeFs(this.#inv)); }
+    get fs() { const m = this.#m; return (m.fs ??= web.makeFs(this.#inv)); }
     /** Report progress to the caller (MCP notifications/progress, when the client asked for it). A getter, so
      *  that `({ progress }) => progress(1)` works as `commands` does. */
     get progress() {
       const inv = this.#inv;
-      return (this.#progress ??= (progress, total, message) => {
+      const m = this.#m;
+      return (m.progress ??= (progress, total, message) => {
         if (typeof progress !== 'number' || !Number.isFinite(progress)) throw new TypeError('progress must be a finite number');
         native.progress(inv, JSON.stringify({ progress, total, message: message === undefined ? undefined : String(message) }));
       });
     }
     /** An AbortSignal that aborts when the caller cancels this call (guest.cancel), with an AbortError. */
     get signal() {
-      if (this.#signal) return this.#signal;
+      const m = this.#m;
+      if (m.signal) return m.signal;
       const inv = this.#inv;
       let c = cancels.get(inv);
       if (!c) {
@@ -311,10 +321,10 @@
         if (cancelled.has(inv) || !live.has(inv)) c.abort(abortError(cancelled.get(inv) ?? 'the call has ended'));
         else cancels.set(inv, c);
       }
-      return (this.#signal = c.signal);
+      return (m.signal = c.signal);
     }
-    get page() { return this.#browser() ? (this.#page ??= makePage(this.#inv, 0)) : undefined; }
-    get context() { return this.#browser() ? (this.#context ??= makeContext(this.#inv)) : undefined; }
+    get page() { const m = this.#m; return this.#browser() ? (m.page ??= makePage(this.#inv, 0)) : undefined; }
+    get context() { const m = this.#m; return this.#browser() ? (m.context ??= makeContext(this.#inv)) : undefined; }
     /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
     #browser() { return config.browser === true && this.#allowBrowser; }
   }
@@ -345,27 +355,36 @@
     if (p && p.type === 'image' && isBytes(p.data)) return { type: 'image', '$kiln.bytes': base64(p.data), mimeType: p.mimeType };
     return p;
   }
+  // For an object: bytes and kiln.content(...) travel marked, anything else as it is.
   function wire(v) {
-    if (isBytes(v)) return { '$kiln.bytes': base64(v) };
-    if (v && typeof v === 'object' && CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
+    if (v instanceof Uint8Array || v instanceof ArrayBuffer) return { '$kiln.bytes': base64(v) };
+    if (CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
     return v;
   }
+  const notJson = (e) => new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
 
   function toJson(v) {
     try {
-      const s = JSON.stringify(v === undefined ? null : wire(v));
-      if (s === undefined) return JSON.stringify(null);
-      return s;
+      const s = JSON.stringify(v === undefined ? null : v !== null && typeof v === 'object' ? wire(v) : v);
+      return s === undefined ? 'null' : s;
     } catch (e) {
-      throw new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
+      throw notJson(e);
     }
   }
 
-  // A result that cannot be serialised is the handler's error, not the engine's.
+  // A result that cannot be serialised is the handler's error, not the engine's. (toJson's work, inline: this
+  // is every call's path, and each function call of the prelude is a cost of every call.)
   function finishWith(inv, v) {
     let text;
-    try { text = toJson(v); } catch (e) { finish(inv, false, errorText(e)); return; }
-    finish(inv, true, text);
+    try {
+      text = JSON.stringify(v === undefined ? null : v !== null && typeof v === 'object' ? wire(v) : v);
+    } catch (e) {
+      let error;
+      try { error = notJson(e); } catch (e2) { error = e2; } // what was thrown may have no message (null)
+      finish(inv, false, errorText(error));
+      return;
+    }
+    finish(inv, true, text === undefined ? 'null' : text);
   }
 
   // An op's outcome: its continuation runs as the invocation that started it (see `current`).
@@ -400,7 +419,7 @@
       try { args = JSON.parse(argsJson); } catch (e) { finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
-        result = tool.handler(new HandlerContext(inv, args, browserTools.has(name)));
+        result = tool.handler(new HandlerContext(inv, args, tool.browser));
       } catch (e) {
         finish(inv, false, errorText(e));
         return;
