@@ -264,6 +264,18 @@ export function slimBindings(js) {
     new Uint8Array(memory.buffer).set(buf, ptr);
     utf8EncodedLen = buf.length;
     return ptr;`, 1);
+  // vars.get, the one synchronous import a guest calls in loops: its option<string> result is written with one
+  // DataView after the string is lowered, not three (each looked up the memory's buffer twice).
+  edit(`      dataView(memory0).setInt8(arg2 + 0, 1, true);
+      var ptr1 = utf8Encode(e, realloc0, memory0);
+      var len1 = utf8EncodedLen;
+      dataView(memory0).setUint32(arg2 + 8, len1, true);
+      dataView(memory0).setUint32(arg2 + 4, ptr1, true);`, `      var ptr1 = utf8Encode(e, realloc0, memory0);
+      var len1 = utf8EncodedLen;
+      const view = dataView(memory0);
+      view.setInt8(arg2 + 0, 1, true);
+      view.setUint32(arg2 + 8, len1, true);
+      view.setUint32(arg2 + 4, ptr1, true);`, 1);
   // kiln's own imports straight to their trampolines. jco hands the main module a shim for every import that
   // lowers through its memory (the shim's table is filled once memory exists), so each call went wasm -> shim ->
   // call_indirect -> JS; the trampolines read memory0 and realloc0 only when called, which is always after
