@@ -414,8 +414,11 @@ static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueCo
   return JS_UNDEFINED;
 }
 
+/* The guest's vars.get itself (the prelude installs this function as it is: it is the one synchronous host
+ * call, often made in a loop, and a JavaScript wrapper around it was a second call each time). */
 static JSValue n_vars_get(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t len;
+  if (!JS_IsString(argv[0])) return JS_ThrowTypeError(c, "vars key must be a string");
   const char *k = JS_ToCStringLen(c, &len, argv[0]);
   if (!k) return JS_EXCEPTION;
   tagged_str r;
@@ -638,7 +641,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
   JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
   JS_SetPropertyStr(ctx, o, "progress", JS_NewCFunction(ctx, n_progress, "progress", 2));
-  JS_SetPropertyStr(ctx, o, "varsGet", JS_NewCFunction(ctx, n_vars_get, "varsGet", 1));
+  JS_SetPropertyStr(ctx, o, "varsGet", JS_NewCFunction(ctx, n_vars_get, "get", 1));
   JS_SetPropertyStr(ctx, o, "varsSet", JS_NewCFunction(ctx, n_vars_set, "varsSet", 2));
   JS_SetPropertyStr(ctx, o, "varsDelete", JS_NewCFunction(ctx, n_vars_delete, "varsDelete", 1));
   JS_SetPropertyStr(ctx, o, "varsKeys", JS_NewCFunction(ctx, n_vars_keys, "varsKeys", 0));

@@ -131,11 +131,9 @@
     return v;
   };
   define('vars', Object.freeze({
-    // get checks its key itself: it is the one synchronous host call, often made in a loop.
-    get: (k) => {
-      if (typeof k !== 'string') throw new TypeError('vars key must be a string');
-      return native.varsGet(k);
-    },
+    // get is the native itself, which checks its key (guest/glue.c): the one synchronous host call, often
+    // made in a loop.
+    get: native.varsGet,
     set: (k, v) => { native.varsSet(str(k, 'key'), str(v, 'value')); },
     has: (k) => native.varsGet(str(k, 'key')) !== undefined,
     delete: (k) => native.varsDelete(str(k, 'key')),
