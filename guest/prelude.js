@@ -353,9 +353,15 @@
     if (p && p.type === 'image' && isBytes(p.data)) return { type: 'image', '$kiln.bytes': base64(p.data), mimeType: p.mimeType };
     return p;
   }
-  // For an object: bytes and kiln.content(...) travel marked, anything else as it is.
-  function wire(v) {
-    if (v instanceof Uint8Array || v instanceof ArrayBuffer) return { '$kiln.bytes': base64(v) };
+  // Bytes and kiln.content(...) travel marked, anything else as it is. The native tells which (guest/glue.c),
+  // judging against this realm's own Uint8Array, ArrayBuffer and marker: 0 as it is (every non-object too),
+  // 1 bytes, 2 content, 3 a Proxy is involved (then instanceof and `in` here decide, running its traps).
+  const [U8, AB] = [Uint8Array, ArrayBuffer];
+  native.resultKinds(U8.prototype, AB.prototype, CONTENT);
+  function wire(v, kind) {
+    if (kind === 1) return { '$kiln.bytes': base64(v) };
+    if (kind === 2) return { '$kiln.content': v[CONTENT].map(contentPart) };
+    if (v instanceof U8 || v instanceof AB) return { '$kiln.bytes': base64(v) };
     if (CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
     return v;
   }
@@ -363,7 +369,8 @@
 
   function toJson(v) {
     try {
-      const s = JSON.stringify(v === undefined ? null : v !== null && typeof v === 'object' ? wire(v) : v);
+      const kind = native.resultKind(v);
+      const s = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
       return s === undefined ? 'null' : s;
     } catch (e) {
       throw notJson(e);
@@ -375,7 +382,8 @@
   function finishWith(inv, v) {
     let text;
     try {
-      text = JSON.stringify(v === undefined ? null : v !== null && typeof v === 'object' ? wire(v) : v);
+      const kind = native.resultKind(v);
+      text = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
     } catch (e) {
       let error;
       try { error = notJson(e); } catch (e2) { error = e2; } // what was thrown may have no message (null)
