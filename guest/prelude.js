@@ -274,18 +274,34 @@
   }
 
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
-  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call. Three
-  // private fields, the made objects in one record made on first use: each private field is a property the
-  // constructor adds, and nine of them were a tenth of a no-op call.
+  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call. Its
+  // invocation is kept in a WeakMap of the prelude's, not in private fields: a class with fields runs a field
+  // initialiser and adds each field to every instance, ~10 % of a no-op call with three of them. Like the
+  // fields, the WeakMap is out of the guest's reach.
+  const contexts = new WeakMap(); // HandlerContext -> its invocation
+  const browserContexts = new WeakSet(); // the contexts whose tool declares allow.browser
+  const madeFor = new WeakMap(); // HandlerContext -> the objects its getters made, once one has
+  const invOf = (c) => {
+    const inv = contexts.get(c);
+    if (inv === undefined) throw new TypeError('not a handler context');
+    return inv;
+  };
+  const madeOf = (c) => {
+    let m = madeFor.get(c);
+    if (!m) madeFor.set(c, (m = {}));
+    return m;
+  };
+  /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
+  const browserOk = (c) => config.browser === true && browserContexts.has(c);
   class HandlerContext {
-    #inv; #allowBrowser; #made;
-    constructor(inv, args, allowBrowser) { this.#inv = inv; this.args = args; this.#allowBrowser = allowBrowser; }
-    get #m() {
-      return (this.#made ??= { commands: undefined, request: undefined, page: undefined, context: undefined, progress: undefined, signal: undefined, fs: undefined });
+    constructor(inv, args, allowBrowser) {
+      this.args = args;
+      contexts.set(this, inv);
+      if (allowBrowser) browserContexts.add(this);
     }
     get commands() {
-      const inv = this.#inv;
-      const m = this.#m;
+      const inv = invOf(this);
+      const m = madeOf(this);
       return (m.commands ??= Object.freeze({
         run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
         start: (name) => hostCall(native.commandsStart, inv, { name }),
@@ -293,15 +309,15 @@
         stop: (name) => hostCall(native.commandsStop, inv, { name }),
       }));
     }
-    get request() { const inv = this.#inv; const m = this.#m; return (m.request ??= web.requestClient(() => inv)); }
+    get request() { const inv = invOf(this); const m = madeOf(this); return (m.request ??= web.requestClient(() => inv)); }
     /** The workspace's files, like node:fs/promises (guest/web/fs.js). Present for every tool: the host refuses
      *  each call a tool's allow.fs does not cover, with the setting to add. */
-    get fs() { const m = this.#m; return (m.fs ??= web.makeFs(this.#inv)); }
+    get fs() { const inv = invOf(this); const m = madeOf(this); return (m.fs ??= web.makeFs(inv)); }
     /** Report progress to the caller (MCP notifications/progress, when the client asked for it). A getter, so
      *  that `({ progress }) => progress(1)` works as `commands` does. */
     get progress() {
-      const inv = this.#inv;
-      const m = this.#m;
+      const inv = invOf(this);
+      const m = madeOf(this);
       return (m.progress ??= (progress, total, message) => {
         if (typeof progress !== 'number' || !Number.isFinite(progress)) throw new TypeError('progress must be a finite number');
         native.progress(inv, JSON.stringify({ progress, total, message: message === undefined ? undefined : String(message) }));
@@ -309,9 +325,9 @@
     }
     /** An AbortSignal that aborts when the caller cancels this call (guest.cancel), with an AbortError. */
     get signal() {
-      const m = this.#m;
+      const inv = invOf(this);
+      const m = madeOf(this);
       if (m.signal) return m.signal;
-      const inv = this.#inv;
       let c = cancels.get(inv);
       if (!c) {
         c = new web.AbortController();
@@ -321,10 +337,8 @@
       }
       return (m.signal = c.signal);
     }
-    get page() { const m = this.#m; return this.#browser() ? (m.page ??= makePage(this.#inv, 0)) : undefined; }
-    get context() { const m = this.#m; return this.#browser() ? (m.context ??= makeContext(this.#inv)) : undefined; }
-    /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
-    #browser() { return config.browser === true && this.#allowBrowser; }
+    get page() { const inv = invOf(this); return browserOk(this) ? (madeOf(this).page ??= makePage(inv, 0)) : undefined; }
+    get context() { const inv = invOf(this); return browserOk(this) ? (madeOf(this).context ??= makeContext(inv)) : undefined; }
   }
 
   // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
