@@ -9,7 +9,6 @@
   'use strict';
   const config = {}; // filled by configure() at load
   const tools = new Map(); // name -> { manifest, handler }
-  const browserTools = new Set(); // names of tools that declare allow.browser (their ctx has page and context)
   const steps = []; // BDD registrations, recorded for the bdd host
   const pending = new Map(); // op id -> { inv, resolve, reject }
   let current = 0; // the invocation whose code is running now (0: top level)
@@ -67,8 +66,9 @@
   const cancelled = new Map(); // inv -> reason
   const finish = (inv, ok, text) => {
     live.delete(inv);
-    cancels.delete(inv);
-    cancelled.delete(inv);
+    // Nearly every call made no signal and was not cancelled: two size checks instead of two deletes.
+    if (cancels.size !== 0) cancels.delete(inv);
+    if (cancelled.size !== 0) cancelled.delete(inv);
     native.finish(inv, ok, text);
   };
 
@@ -131,7 +131,9 @@
     return v;
   };
   define('vars', Object.freeze({
-    get: (k) => native.varsGet(str(k, 'key')),
+    // get is the native itself, which checks its key (guest/glue.c): the one synchronous host call, often
+    // made in a loop.
+    get: native.varsGet,
     set: (k, v) => { native.varsSet(str(k, 'key'), str(v, 'value')); },
     has: (k) => native.varsGet(str(k, 'key')) !== undefined,
     delete: (k) => native.varsDelete(str(k, 'key')),
@@ -174,8 +176,7 @@
     // Any other key goes to the host too, which refuses it with a did-you-mean: a typo such as exposeAsToool
     // must fail the build, not be dropped silently.
     for (const k of Object.keys(manifest)) if (!(k in m) && k !== 'handler') m[k] = true;
-    tools.set(name, { manifest: m, handler: h });
-    if (Array.isArray(m.allow.browser) && m.allow.browser.length > 0) browserTools.add(name);
+    tools.set(name, { manifest: m, handler: h, browser: Array.isArray(m.allow.browser) && m.allow.browser.length > 0 });
   }
   define('defineTool', defineTool);
 
@@ -272,38 +273,61 @@
     });
   }
 
-  // The context's capability objects are made on first use: most handlers touch one of them, or none.
   // One per call. Its capability objects are made on first use (most handlers touch one of them, or none),
-  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call.
+  // and its getters live on the class: an object literal with four accessors cost ~5× as much per call. Its
+  // invocation is kept in a WeakMap of the prelude's, not in private fields: a class with fields runs a field
+  // initialiser and adds each field to every instance, ~10 % of a no-op call with three of them. Like the
+  // fields, the WeakMap is out of the guest's reach.
+  const contexts = new WeakMap(); // HandlerContext -> its invocation
+  const browserContexts = new WeakSet(); // the contexts whose tool declares allow.browser
+  const madeFor = new WeakMap(); // HandlerContext -> the objects its getters made, once one has
+  const invOf = (c) => {
+    const inv = contexts.get(c);
+    if (inv === undefined) throw new TypeError('not a handler context');
+    return inv;
+  };
+  const madeOf = (c) => {
+    let m = madeFor.get(c);
+    if (!m) madeFor.set(c, (m = {}));
+    return m;
+  };
+  /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
+  const browserOk = (c) => config.browser === true && browserContexts.has(c);
   class HandlerContext {
-    #inv; #commands; #request; #page; #context; #progress; #signal; #allowBrowser; #fs;
-    constructor(inv, args, allowBrowser) { this.#inv = inv; this.args = args; this.#allowBrowser = allowBrowser; }
+    constructor(inv, args, allowBrowser) {
+      this.args = args;
+      contexts.set(this, inv);
+      if (allowBrowser) browserContexts.add(this);
+    }
     get commands() {
-      const inv = this.#inv;
-      return (this.#commands ??= Object.freeze({
+      const inv = invOf(this);
+      const m = madeOf(this);
+      return (m.commands ??= Object.freeze({
         run: (name, vars) => hostCall(native.commandsRun, inv, { name, vars: vars === undefined ? {} : vars }),
         start: (name) => hostCall(native.commandsStart, inv, { name }),
         status: (name) => hostCall(native.commandsStatus, inv, { name }),
         stop: (name) => hostCall(native.commandsStop, inv, { name }),
       }));
     }
-    get request() { const inv = this.#inv; return (this.#request ??= web.requestClient(() => inv)); }
+    get request() { const inv = invOf(this); const m = madeOf(this); return (m.request ??= web.requestClient(() => inv)); }
     /** The workspace's files, like node:fs/promises (guest/web/fs.js). Present for every tool: the host refuses
      *  each call a tool's allow.fs does not cover, with the setting to add. */
-    get fs() { return (this.#fs ??= web.makeFs(this.#inv)); }
+    get fs() { const inv = invOf(this); const m = madeOf(this); return (m.fs ??= web.makeFs(inv)); }
     /** Report progress to the caller (MCP notifications/progress, when the client asked for it). A getter, so
      *  that `({ progress }) => progress(1)` works as `commands` does. */
     get progress() {
-      const inv = this.#inv;
-      return (this.#progress ??= (progress, total, message) => {
+      const inv = invOf(this);
+      const m = madeOf(this);
+      return (m.progress ??= (progress, total, message) => {
         if (typeof progress !== 'number' || !Number.isFinite(progress)) throw new TypeError('progress must be a finite number');
         native.progress(inv, JSON.stringify({ progress, total, message: message === undefined ? undefined : String(message) }));
       });
     }
     /** An AbortSignal that aborts when the caller cancels this call (guest.cancel), with an AbortError. */
     get signal() {
-      if (this.#signal) return this.#signal;
-      const inv = this.#inv;
+      const inv = invOf(this);
+      const m = madeOf(this);
+      if (m.signal) return m.signal;
       let c = cancels.get(inv);
       if (!c) {
         c = new web.AbortController();
@@ -311,12 +335,10 @@
         if (cancelled.has(inv) || !live.has(inv)) c.abort(abortError(cancelled.get(inv) ?? 'the call has ended'));
         else cancels.set(inv, c);
       }
-      return (this.#signal = c.signal);
+      return (m.signal = c.signal);
     }
-    get page() { return this.#browser() ? (this.#page ??= makePage(this.#inv, 0)) : undefined; }
-    get context() { return this.#browser() ? (this.#context ??= makeContext(this.#inv)) : undefined; }
-    /** Whether this call's tool declares allow.browser (and the server has a browser): else page is undefined. */
-    #browser() { return config.browser === true && this.#allowBrowser; }
+    get page() { const inv = invOf(this); return browserOk(this) ? (madeOf(this).page ??= makePage(inv, 0)) : undefined; }
+    get context() { const inv = invOf(this); return browserOk(this) ? (madeOf(this).context ??= makeContext(inv)) : undefined; }
   }
 
   // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
@@ -345,27 +367,44 @@
     if (p && p.type === 'image' && isBytes(p.data)) return { type: 'image', '$kiln.bytes': base64(p.data), mimeType: p.mimeType };
     return p;
   }
-  function wire(v) {
-    if (isBytes(v)) return { '$kiln.bytes': base64(v) };
-    if (v && typeof v === 'object' && CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
+  // Bytes and kiln.content(...) travel marked, anything else as it is. The native tells which (guest/glue.c),
+  // judging against this realm's own Uint8Array, ArrayBuffer and marker: 0 as it is (every non-object too),
+  // 1 bytes, 2 content, 3 a Proxy is involved (then instanceof and `in` here decide, running its traps).
+  const [U8, AB] = [Uint8Array, ArrayBuffer];
+  native.resultKinds(U8.prototype, AB.prototype, CONTENT);
+  function wire(v, kind) {
+    if (kind === 1) return { '$kiln.bytes': base64(v) };
+    if (kind === 2) return { '$kiln.content': v[CONTENT].map(contentPart) };
+    if (v instanceof U8 || v instanceof AB) return { '$kiln.bytes': base64(v) };
+    if (CONTENT in v) return { '$kiln.content': v[CONTENT].map(contentPart) };
     return v;
   }
+  const notJson = (e) => new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
 
   function toJson(v) {
     try {
-      const s = JSON.stringify(v === undefined ? null : wire(v));
-      if (s === undefined) return JSON.stringify(null);
-      return s;
+      const kind = native.resultKind(v);
+      const s = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
+      return s === undefined ? 'null' : s;
     } catch (e) {
-      throw new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
+      throw notJson(e);
     }
   }
 
-  // A result that cannot be serialised is the handler's error, not the engine's.
+  // A result that cannot be serialised is the handler's error, not the engine's. (toJson's work, inline: this
+  // is every call's path, and each function call of the prelude is a cost of every call.)
   function finishWith(inv, v) {
     let text;
-    try { text = toJson(v); } catch (e) { finish(inv, false, errorText(e)); return; }
-    finish(inv, true, text);
+    try {
+      const kind = native.resultKind(v);
+      text = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
+    } catch (e) {
+      let error;
+      try { error = notJson(e); } catch (e2) { error = e2; } // what was thrown may have no message (null)
+      finish(inv, false, errorText(error));
+      return;
+    }
+    finish(inv, true, text === undefined ? 'null' : text);
   }
 
   // An op's outcome: its continuation runs as the invocation that started it (see `current`).
@@ -400,7 +439,7 @@
       try { args = JSON.parse(argsJson); } catch (e) { finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
-        result = tool.handler(new HandlerContext(inv, args, browserTools.has(name)));
+        result = tool.handler(new HandlerContext(inv, args, tool.browser));
       } catch (e) {
         finish(inv, false, errorText(e));
         return;

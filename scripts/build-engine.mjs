@@ -204,8 +204,10 @@ export async function buildEngine() {
  * closed an async-task record (startCurrentTask/endCurrentTask: a Map lookup, an object, two array pushes)
  * and built debug-log argument objects that a `process.env.JCO_DEBUG` lookup then threw away; our world is
  * synchronous, so neither does anything for us. utf8Encode encoded every string into a fresh buffer and
- * copied it; short strings (tool names, small arguments) now go straight into guest memory with
- * encodeInto, and the encodings of up to 1024 distinct short strings are kept. Each edit must match
+ * copied it; now a short ASCII string (a tool name, a small argument, a vars value) is written into guest
+ * memory by a loop, and any other up to 4096 characters with encodeInto (TextEncoder.encode of a short string
+ * costs several hundred nanoseconds; a cache of encodings missed on every fresh string, such as most vars
+ * values, once full). Each edit must match
  * exactly the expected number of times (jco is pinned): a new jco fails the build here, not at run time.
  */
 export function slimBindings(js) {
@@ -240,16 +242,17 @@ export function slimBindings(js) {
     let ptr = realloc(0, 0, 1, buf.length);
     new Uint8Array(memory.buffer).set(buf, ptr);
     utf8EncodedLen = buf.length;
-    return ptr;`, `    if (s.length <= 64) {
-      let buf = utf8Cache.get(s);
-      if (!buf) {
-        buf = utf8Encoder.encode(s);
-        if (utf8Cache.size < 1024) utf8Cache.set(s, buf);
+    return ptr;`, `    const n = s.length;
+    if (n <= 64) {
+      let i = 0;
+      while (i < n && s.charCodeAt(i) < 0x80) i++;
+      if (i === n) {
+        const ptr = realloc(0, 0, 1, n);
+        const out = new Uint8Array(memory.buffer, ptr, n);
+        for (let j = 0; j < n; j++) out[j] = s.charCodeAt(j);
+        utf8EncodedLen = n;
+        return ptr;
       }
-      const ptr = realloc(0, 0, 1, buf.length);
-      new Uint8Array(memory.buffer, ptr, buf.length).set(buf);
-      utf8EncodedLen = buf.length;
-      return ptr;
     }
     if (s.length <= 4096) {
       const ptr = realloc(0, 0, 1, s.length * 3);
@@ -261,7 +264,38 @@ export function slimBindings(js) {
     new Uint8Array(memory.buffer).set(buf, ptr);
     utf8EncodedLen = buf.length;
     return ptr;`, 1);
-  edit('  let utf8EncodedLen = 0;\n', '  let utf8EncodedLen = 0;\n  const utf8Cache = new Map();\n', 1);
+  // vars.get, the one synchronous import a guest calls in loops: its option<string> result is written with one
+  // DataView after the string is lowered, not three (each looked up the memory's buffer twice).
+  edit(`      dataView(memory0).setInt8(arg2 + 0, 1, true);
+      var ptr1 = utf8Encode(e, realloc0, memory0);
+      var len1 = utf8EncodedLen;
+      dataView(memory0).setUint32(arg2 + 8, len1, true);
+      dataView(memory0).setUint32(arg2 + 4, ptr1, true);`, `      var ptr1 = utf8Encode(e, realloc0, memory0);
+      var len1 = utf8EncodedLen;
+      const view = dataView(memory0);
+      view.setInt8(arg2 + 0, 1, true);
+      view.setUint32(arg2 + 8, len1, true);
+      view.setUint32(arg2 + 4, ptr1, true);`, 1);
+  // kiln's own imports straight to their trampolines. jco hands the main module a shim for every import that
+  // lowers through its memory (the shim's table is filled once memory exists), so each call went wasm -> shim ->
+  // call_indirect -> JS; the trampolines read memory0 and realloc0 only when called, which is always after
+  // instantiation, so the main module can import them directly. The WASI adapter's imports keep their shims.
+  const fixup = /instantiateCore\(yield module3, \{\n    '': \{\n      \$imports: exports0\.\$imports,\n((?:      '\d+': [\w.$]+,\n)+)/.exec(js);
+  if (!fixup) throw new Error('bindings: the shim table fix-up was not found');
+  const target = new Map([...fixup[1].matchAll(/'(\d+)': ([\w.$]+),/g)].map((m) => [m[1], m[2]]));
+  const start = js.indexOf('instantiateCore(yield module0, {');
+  const end = js.indexOf('    wasi_snapshot_preview1: {', start);
+  if (start < 0 || end < 0) throw new Error('bindings: the main module\'s imports were not found');
+  let direct = 0;
+  const kilnImports = js.slice(start, end).replace(/exports0\['(\d+)'\]/g, (m, n) => {
+    const t = target.get(n);
+    if (!t || !/^trampoline\d+$/.test(t)) throw new Error(`bindings: kiln import shim ${n} is not a trampoline (${t})`);
+    direct++;
+    return t;
+  });
+  // 28 kiln imports go through a shim since WIT 0.6.0.
+  if (direct !== 28) throw new Error(`bindings: ${direct} kiln imports lowered through shims, expected 28`);
+  js = js.slice(0, start) + kilnImports + js.slice(end);
   return js;
 }
 
