@@ -194,7 +194,12 @@ async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, 'timeout-ms': { type: 'string' } } });
   const [script, ...paths] = positionals;
   if (!script) throw new KilnError('kiln run: name a script file');
-  const code = readFileSync(script, 'utf8');
+  let code: string;
+  try {
+    code = readFileSync(script, 'utf8');
+  } catch (e: any) {
+    throw new KilnError(`kiln run: cannot read ${script}: ${e?.code === 'ENOENT' ? 'no such file' : e?.code === 'EISDIR' ? 'it is a directory' : String(e?.message ?? e)}`);
+  }
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
   const registry = await loadRegistry(paths, values.config, false, true);

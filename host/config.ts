@@ -108,14 +108,41 @@ export class ConfigError extends KilnError {
 const require = createRequire(import.meta.url);
 
 /** JSON.parse, refusing a key given twice in one object, as the TOML and YAML readers do (JSON.parse keeps
- *  the last silently: `"denyPrivate": true, ..., "denyPrivate": false` would read as false). yaml's reader
- *  finds the duplicate (JSON is YAML 1.2); only that finding is used, the syntax is JSON.parse's to judge. */
+ *  the last silently: `"denyPrivate": true, ..., "denyPrivate": false` would read as false). */
 function parseJson(text: string): unknown {
   const value = JSON.parse(text);
-  const doc = (require('yaml') as typeof import('yaml')).parseDocument(text, { uniqueKeys: true });
-  const dup = doc.errors.find((e) => e.code === 'DUPLICATE_KEY');
-  if (dup) throw new Error(`a key is given twice in one object ${/at line \d+, column \d+/.exec(dup.message)?.[0] ?? ''}`.trimEnd());
+  const dup = duplicateJsonKey(text);
+  if (dup) throw new Error(`the key ${JSON.stringify(dup.key)} is given twice in one object (line ${dup.line})`);
   return value;
+}
+
+/** The first key given twice in one object of `text`, which JSON.parse has accepted: a scan in JSON's own
+ *  grammar (strings, the four whitespace characters, objects and arrays), comparing keys as decoded, so
+ *  `"a"` and `"\u0061"` are the same key. Lines are counted at line feeds. */
+export function duplicateJsonKey(text: string): { key: string; line: number } | undefined {
+  const open: (Set<string> | undefined)[] = []; // per enclosing object its keys; undefined for an array
+  let line = 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') line++;
+    else if (c === '{') open.push(new Set());
+    else if (c === '[') open.push(undefined);
+    else if (c === '}' || c === ']') open.pop();
+    else if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      let next = end + 1;
+      while (text[next] === ' ' || text[next] === '\t' || text[next] === '\n' || text[next] === '\r') next++;
+      const keys = open[open.length - 1];
+      if (text[next] === ':' && keys) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (keys.has(key)) return { key, line };
+        keys.add(key);
+      }
+      i = end;
+    }
+  }
+  return undefined;
 }
 
 /** The document in `file`, by its extension: TOML (kiln.toml), YAML (.yaml/.yml) or JSON (.json). */

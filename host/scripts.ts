@@ -8,7 +8,8 @@
 // tool), and `kiln.host` is "script".
 import { SCRIPT_HOST_FILE } from './capabilities/tools.js';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { BUILD_CACHE, builder } from './build/cache.js';
 import type { Builder } from './build/artifact.js';
@@ -22,6 +23,9 @@ import type { AskVia } from './approval-gate.js';
 export const SCRIPT_CACHE = join(BUILD_CACHE, 'scripts');
 
 export const SCRIPT_TOOL: ToolManifest = { name: 'run_script', exposeAsTool: false, allow: { commands: {}, net: [], browser: [] } };
+
+/** Compiled scripts `kiln run` keeps (each a few KB). */
+export const MAX_CACHED_SCRIPTS = 256;
 
 /** Log lines a script's result keeps (the result is also bounded by [limits] maxResultBytes). */
 export const MAX_SCRIPT_LOGS = 1000;
@@ -69,12 +73,13 @@ export class ScriptRunner {
 
   async compile(code: string, name: string): Promise<Uint8Array> {
     const key = createHash('sha256').update(name).update('\0').update(code).digest('hex');
-    let bc = this.cache.get(key) ?? this.cached(key);
+    const typescript = !/\.[cm]?js$/.test(name);
+    let bc = this.cache.get(key) ?? this.cached(key, typescript);
     if (!bc) {
       let js = code;
       // A .js/.mjs/.cjs file is JavaScript already; anything else (run_script's code, a .ts file) may be
       // TypeScript. sucrase loads only then.
-      if (!/\.[cm]?js$/.test(name)) {
+      if (typescript) {
         const { transform } = await import('sucrase');
         try {
           js = transform(code, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code;
@@ -83,22 +88,24 @@ export class ScriptRunner {
         }
       }
       bc = await (await this.compiler()).compileSource(js, name, false);
-      this.keep(key, bc);
+      this.keep(key, typescript, bc);
     }
     this.cache.set(key, bc);
     return bc;
   }
 
   /** The file a script's bytecode is kept in: named by the engine (bytecode is the engine's own format), kiln's
-   *  builder (the compile pipeline), the script's name (its stack frames say it) and its text. */
-  private cacheFile(key: string): string | undefined {
+   *  builder (the compile pipeline), sucrase's version for TypeScript, the script's name (its stack frames say
+   *  it) and its text. */
+  private cacheFile(key: string, typescript: boolean): string | undefined {
     if (!this.bytecodeCache) return undefined;
-    return join(this.bytecodeCache, `${createHash('sha256').update(`${this.registry.engine.info.id}\0${builder()}\0${key}`).digest('hex')}.qjsbc`);
+    const transform = typescript ? `sucrase ${(createRequire(import.meta.url)('sucrase/package.json') as { version: string }).version}` : 'js';
+    return join(this.bytecodeCache, `${createHash('sha256').update(`${this.registry.engine.info.id}\0${builder()}\0${transform}\0${key}`).digest('hex')}.qjsbc`);
   }
 
   /** A kept compile: the bytecode after its own sha256, which must match (a damaged file is compiled again). */
-  private cached(key: string): Uint8Array | undefined {
-    const file = this.cacheFile(key);
+  private cached(key: string, typescript: boolean): Uint8Array | undefined {
+    const file = this.cacheFile(key, typescript);
     let bytes: Buffer;
     try {
       if (!file) return undefined;
@@ -110,12 +117,18 @@ export class ScriptRunner {
     return bytes.length > 32 && createHash('sha256').update(bc).digest().equals(bytes.subarray(0, 32)) ? new Uint8Array(bc) : undefined;
   }
 
-  /** Best effort: a read-only installation compiles the script in every process. */
-  private keep(key: string, bc: Uint8Array): void {
-    const file = this.cacheFile(key);
+  /** Best effort: a read-only installation compiles the script in every process. The directory keeps at most
+   *  MAX_CACHED_SCRIPTS entries: past that, the least recently written go. */
+  private keep(key: string, typescript: boolean, bc: Uint8Array): void {
+    const file = this.cacheFile(key, typescript);
     if (!file) return;
     try {
       mkdirSync(this.bytecodeCache!, { recursive: true });
+      const kept = readdirSync(this.bytecodeCache!).filter((f) => f.endsWith('.qjsbc'));
+      if (kept.length >= MAX_CACHED_SCRIPTS) {
+        const byAge = kept.map((f) => ({ f, t: statSync(join(this.bytecodeCache!, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 })).sort((a, b) => a.t - b.t);
+        for (const { f } of byAge.slice(0, kept.length - MAX_CACHED_SCRIPTS + 1)) rmSync(join(this.bytecodeCache!, f), { force: true });
+      }
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, Buffer.concat([createHash('sha256').update(bc).digest(), bc]));
       renameSync(tmp, file);

@@ -26,6 +26,10 @@ test('a usage error exits 2 with the reason; --version prints the version', asyn
   const v = await kiln(['--version']);
   assert.equal(v.code, 0);
   assert.equal(v.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  // A script that is not there is the user's error (1, the reason), not an internal one (70, a stack).
+  const missing = await kiln(['run', join(root, 'no-such-script.js')]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^kiln: kiln run: cannot read .*no-such-script\.js: no such file\n$/);
 });
 
 test('kiln run checks arguments exactly as the server does, with a validator compiled once and then read from the cache', async (t) => {

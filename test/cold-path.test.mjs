@@ -3,7 +3,7 @@
 // compiler (once its validator is cached), the HTTP client, the process runner, the source-map reader.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fixtures, kiln, kilnBin, root, tempDir } from './helpers.mjs';
@@ -59,10 +59,21 @@ test('kiln run keeps a script\'s bytecode between runs, never serves it for chan
   const again = await kiln(['run', script], { env });
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.stdout.trim(), '42');
+  // The directory keeps at most 256 entries: the least recently written go first.
+  for (let i = 0; i < 260; i++) {
+    const f = join(scripts, `old-${i}.qjsbc`);
+    writeFileSync(f, 'x');
+    utimesSync(f, new Date(1e12 + i * 1000), new Date(1e12 + i * 1000));
+  }
+  writeFileSync(script, 'const a = 50; a + 3\n');
+  assert.equal((await kiln(['run', script], { env })).stdout.trim(), '53');
+  const left = readdirSync(scripts).filter((f) => f.endsWith('.qjsbc'));
+  assert.equal(left.length, 256);
+  assert.ok(!left.includes('old-0.qjsbc') && left.includes('old-259.qjsbc'), 'the oldest entries went first');
   // A cache that cannot be written is no cache, not a failure.
   const blocked = join(dir, 'file-not-dir');
   writeFileSync(blocked, '');
   const ro = await kiln(['run', script], { env: { KILN_BUILD_CACHE: blocked } });
   assert.equal(ro.code, 0, ro.stderr);
-  assert.equal(ro.stdout.trim(), '42');
+  assert.equal(ro.stdout.trim(), '53');
 });

@@ -169,7 +169,11 @@ test('kiln.yaml and kiln.json: one schema, the same behaviour and the same messa
   assert.match(message(write('f.yaml', 'grants:\n  x.ts: {}\n  x.ts: {}\n')), /not valid YAML: .*[Mm]ap keys must be unique/);
   // A key given twice is refused in JSON too (JSON.parse alone would keep the last: here, denyPrivate false).
   assert.match(message(write('f.toml', '[net]\ndenyPrivate = true\ndenyPrivate = false\n')), /not valid TOML/);
-  assert.equal(message(write('g.json', '{"net": {"denyPrivate": true,\n  "denyPrivate": false}}')), ': not valid JSON: a key is given twice in one object at line 2, column 3');
+  assert.equal(message(write('g.json', '{"net": {"denyPrivate": true,\n  "denyPrivate": false}}')), ': not valid JSON: the key "denyPrivate" is given twice in one object (line 2)');
+  // JSON's other whitespace (a lone carriage return, tabs) and escaped spellings of the same key.
+  assert.match(message(write('g2.json', '{"net":{"denyPrivate":true,\r"denyPrivate":false}}')), /the key "denyPrivate" is given twice/);
+  assert.match(message(write('g3.json', '{"net":{"denyPrivate":true,\t"\\u0064enyPrivate"\r\n:false}}')), /the key "denyPrivate" is given twice/);
+  assert.match(message(write('g4.json', '{"a":[{"k":1},{"k":2}],"b":{"c":{"k":1,"x":"\\"k\\":"},"k":3},"a":0}')), /the key "a" is given twice in one object \(line 1\)/);
   assert.equal(message(write('h.json', '{"net": {"denyPrivate": true}, "grants": {"a.ts": {"net": ["x"]}, "b.ts": {"net": ["x"]}}}')), 'no error', 'equal keys in different objects are fine');
 });
 

@@ -278,14 +278,25 @@ export class SessionBrowser {
         }
         await approve?.(url); // [approvals]: the page's own requests and redirects are judged by allow.browser alone
         const before = gate.total;
-        const response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
-        // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
-        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.total > before)) {
+        const refusedNow = () => {
           const host = gate.refused[gate.refused.length - 1] ?? hostOf(page.url());
           if (gate.total > before && gate.reasons[gate.reasons.length - 1] === 'private') {
-            throw new PermissionError(`${host} is or resolves to a private or loopback address, which the operator forbids ([net] denyPrivate)`);
+            return new PermissionError(`${host} is or resolves to a private or loopback address, which the operator forbids ([net] denyPrivate)`);
           }
-          throw refuse(host);
+          return refuse(host);
+        };
+        let response;
+        try {
+          response = await page.goto(url, isObject(args[1]) ? pick(args[1], ['timeout', 'waitUntil']) : undefined);
+        } catch (e) {
+          // A refused https or wss tunnel is a network error to Chromium (ERR_TUNNEL_CONNECTION_FAILED): when the
+          // gate refused something during this navigation, that refusal is the reason.
+          if (gate.total > before && /ERR_TUNNEL_CONNECTION_FAILED/.test(String((e as Error)?.message))) throw refusedNow();
+          throw e;
+        }
+        // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
+        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.total > before)) {
+          throw refusedNow();
         }
         return response ? { status: response.status(), url: response.url() } : null;
       }

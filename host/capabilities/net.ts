@@ -115,14 +115,47 @@ for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
   ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
+// IPv6: unspecified, loopback, unique-local, link-local, site-local (deprecated, still routable on some
+// networks), multicast, and the local-use NAT64 prefix (RFC 8215), whose IPv4 part is whatever the network says.
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b:1::', 48]] as const) {
+  PRIVATE.addSubnet(net, bits, 'ipv6');
+}
 
-/** Whether a resolved address may be connected to under `policy`. IPv4-mapped IPv6 is judged as IPv4. */
+/** The eight 16-bit groups of an IPv6 address (`isIP` has accepted it), a trailing dotted quad included. */
+function ipv6Groups(address: string): number[] {
+  let a = address.toLowerCase().replace(/%.*$/, '');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
+  if (quad) {
+    const [b1, b2, b3, b4] = quad.slice(1).map(Number);
+    a = `${a.slice(0, quad.index)}${((b1 << 8) | b2).toString(16)}:${((b3 << 8) | b4).toString(16)}`;
+  }
+  const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  return groups.map((g) => parseInt(g, 16));
+}
+
+/** The IPv4 address an IPv6 address carries, where a network may deliver it to that IPv4 host: IPv4-mapped
+ *  (::ffff:0:0/96), IPv4-compatible (::/96, deprecated), IPv4-translated (::ffff:0:0:0/96), NAT64's well-known
+ *  prefix (64:ff9b::/96) and 6to4 (2002::/16). */
+function embeddedIpv4(groups: number[]): string | undefined {
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
+  if (g0 === 0x2002) return v4(g1, g2);
+  if (g1 === 0 && g2 === 0 && g3 === 0 && ((g0 === 0 && g4 === 0 && (g5 === 0 || g5 === 0xffff)) || (g0 === 0 && g4 === 0xffff && g5 === 0))) return v4(g6, g7);
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return v4(g6, g7);
+  return undefined;
+}
+
+/** Whether a resolved address may be connected to under `policy`. An IPv6 address that carries an IPv4
+ *  address (mapped, compatible, translated, NAT64, 6to4) is judged by that IPv4 address as well. */
 export function addressAllowed(address: string, policy: NetPolicy): boolean {
   if (!policy.denyPrivate) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return !PRIVATE.check(mapped, 'ipv4');
   const family = isIP(address);
   if (family === 0) return false;
-  return !PRIVATE.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  if (family === 4) return !PRIVATE.check(address, 'ipv4');
+  if (PRIVATE.check(address, 'ipv6')) return false;
+  const inner = embeddedIpv4(ipv6Groups(address));
+  return inner === undefined || !PRIVATE.check(inner, 'ipv4');
 }
