@@ -343,7 +343,16 @@
 
   // "Name: message\nstack"; an error's cause (fetch's TypeError carries the network detail there) is named on
   // the first line, the way a reader of the tool's error needs it.
+  // Total: what a handler throws may be a Proxy whose traps throw (or a revoked one); describing it must not
+  // throw in turn, or the call would never finish and be stopped only at its deadline.
   function errorText(e) {
+    try {
+      return describeError(e);
+    } catch {
+      return 'Error: the handler threw a value that cannot be described (reading it threw)';
+    }
+  }
+  function describeError(e) {
     if (!(e instanceof Error)) return `Error: ${show(e)}`;
     let head = `${e.name}: ${e.message}`;
     for (let c = e.cause, depth = 0; c !== undefined && depth < 3; c = c instanceof Error ? c.cause : undefined, depth++) {
@@ -444,8 +453,16 @@
         finish(inv, false, errorText(e));
         return;
       }
-      // A synchronous handler finishes now, without a promise turn; a thenable is awaited.
-      if (result === null || (typeof result !== 'object' && typeof result !== 'function') || typeof result.then !== 'function') {
+      // A synchronous handler finishes now, without a promise turn; a thenable is awaited. (Reading `then` runs
+      // guest code when the result is a Proxy or has a getter: what it throws is the handler's error.)
+      let then;
+      try {
+        then = result === null || (typeof result !== 'object' && typeof result !== 'function') ? undefined : result.then;
+      } catch (e) {
+        finish(inv, false, errorText(e));
+        return;
+      }
+      if (typeof then !== 'function') {
         finishWith(inv, result);
         return;
       }

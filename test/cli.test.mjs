@@ -89,3 +89,29 @@ test('an error thrown by a tool reaches a calling script with its own name and m
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), [['Error', 'boom'], ['TypeError', 'tboom']]);
 });
+
+test('a handler that returns or throws a value whose reading throws (a revoked Proxy, throwing traps) fails at once with an error, and the guest goes on', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'p.js'), `const revoked = () => { const r = Proxy.revocable({}, {}); r.revoke(); return r.proxy; };
+const evil = () => new Proxy({}, { get() { throw evil(); }, getPrototypeOf() { throw evil(); }, has() { throw evil(); } });
+defineTool({ name: 'p.revoked', handler: () => revoked() });
+defineTool({ name: 'p.throwEvil', handler: () => { throw evil(); } });
+defineTool({ name: 'p.rejectEvil', handler: async () => { throw evil(); } });
+defineTool({ name: 'p.toJsonEvil', handler: () => ({ toJSON() { throw evil(); } }) });
+defineTool({ name: 'p.fine', handler: () => 'fine' });
+`);
+  writeFileSync(join(dir, 's.js'), `const out = [];
+for (const n of ['p.revoked', 'p.throwEvil', 'p.rejectEvil', 'p.toJsonEvil', 'p.fine']) {
+  try { out.push(await plugins[n]()); } catch (e) { out.push(e.name + ': ' + e.message); }
+}
+out`);
+  const r = await kiln(['run', '--timeout-ms', '30000', join(dir, 's.js'), join(dir, 'p.js')]);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.length, 5);
+  for (const line of out.slice(0, 4)) {
+    assert.doesNotMatch(line, /time limit|reset|discarded/i, 'answered at once, not stopped at its deadline');
+    assert.match(line, /Error/);
+  }
+  assert.equal(out[4], 'fine', 'the same guest answers the next call');
+});
