@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { call, mcp, tempDir } from './helpers.mjs';
+import { call, mcp, tempDir, waitUntil } from './helpers.mjs';
 
 /** The test's site: every request is logged with the Host it was sent to. */
 async function site(t) {
@@ -222,6 +222,26 @@ defineTool({ name: 'p.sub', exposeAsTool: true, allow: { browser: ['127.0.0.1:${
   }
   assert.equal((await call(client, 'p.sub')).text, 'done');
   assert.deepEqual(hits, [], 'a private address received requests through the browser');
+});
+
+test('[net] denyPrivate switched on in a running server holds for a name the browser reached just before (no pooled connection skips the lookup)', { timeout: 120_000 }, async (t) => {
+  const { port, hits } = await site(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'p.ts'), `defineTool({ name: 'p.go', exposeAsTool: true, allow: { browser: ['localhost:${port}', '127.0.0.2:${port}'] },
+    inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+    handler: async ({ args, page }) => (await page.goto(args.url)).status });\n`);
+  const file = join(dir, 'kiln.toml');
+  writeFileSync(file, 'extensions = ["p.ts"]\n');
+  const { client } = await mcp(t, ['--config', file]);
+  assert.equal((await call(client, 'p.go', { url: `http://localhost:${port}/one` })).text, '200');
+  writeFileSync(file, 'extensions = ["p.ts"]\n[net]\ndenyPrivate = true\n');
+  // A probe that reaches nothing either way (nothing listens on 127.0.0.2) tells when the new [net] is in force.
+  const refused = (r) => /\[net\] denyPrivate/.test(r.text);
+  let last;
+  assert.ok(await waitUntil(async () => refused((last = await call(client, 'p.go', { url: `http://127.0.0.2:${port}/` }))), 10_000), `denyPrivate never applied: ${last?.text}`);
+  const r = await call(client, 'p.go', { url: `http://localhost:${port}/two` });
+  assert.ok(refused(r), r.text);
+  assert.deepEqual(hits.filter((h) => h.endsWith('/two')), [], 'the page was reached after denyPrivate was switched on');
 });
 
 test("one session's context never sees another session's cookies", { timeout: 120_000 }, async (t) => {

@@ -95,7 +95,9 @@ export class BrowserGate {
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = http.request({ host, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers, lookup: this.lookup() }, (r) => {
+    // A connection of its own (agent: false): a pooled one would skip the lookup, so a host reached while
+    // denyPrivate was off would stay reachable after the operator turned it on.
+    const upstream = http.request({ host, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers, lookup: this.lookup(), agent: false }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
