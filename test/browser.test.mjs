@@ -215,12 +215,13 @@ defineTool({ name: 'p.sub', exposeAsTool: true, allow: { browser: ['127.0.0.1:${
 `);
   writeFileSync(join(dir, 'kiln.toml'), 'extensions = ["p.ts"]\n[net]\ndenyPrivate = true\n');
   const { client } = await mcp(t, ['--config', join(dir, 'kiln.toml')]);
+  // Subresources first, on a page no refused navigation is still unwinding in.
+  assert.equal((await call(client, 'p.sub')).text, 'done');
   for (const url of [`http://127.0.0.1:${port}/a`, `http://localhost:${port}/b`, `https://127.0.0.1:${port}/c`, `https://localhost:${port}/d`]) {
     const r = await call(client, 'p.go', { url });
     assert.equal(r.isError, true, r.text);
     assert.match(r.text, /^PermissionError: .*private or loopback address.*\[net\] denyPrivate/);
   }
-  assert.equal((await call(client, 'p.sub')).text, 'done');
   assert.deepEqual(hits, [], 'a private address received requests through the browser');
 });
 
