@@ -12,10 +12,10 @@
 //  - The gate, not Chromium, resolves names (a browser behind an HTTP proxy sends it the name), so `[net]
 //    denyPrivate` holds for the browser as for fetch: IP literals are judged before connecting, names inside
 //    the connection's own DNS lookup (what is checked is what is used; a rebinding name gains nothing).
-import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import { browserUrlAllowed, hostOf } from './browser-policy.js';
+import { allowedLookup, PrivateAddressError } from './allowed-lookup.js';
 import { addressAllowed, type NetPolicy } from './net.js';
 
 /** Why the gate refused a host: not allowed by the driving tools, or a private address under denyPrivate. */
@@ -97,7 +97,7 @@ export class BrowserGate {
     delete headers['proxy-authorization'];
     // A connection of its own (agent: false): a pooled one would skip the lookup, so a host reached while
     // denyPrivate was off would stay reachable after the operator turned it on.
-    const upstream = http.request({ host, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers, lookup: this.lookup(), agent: false }, (r) => {
+    const upstream = http.request({ host, port: u.port || 80, path: u.pathname + u.search, method: req.method, headers, lookup: allowedLookup(this.netPolicy()), agent: false }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
@@ -110,20 +110,6 @@ export class BrowserGate {
       else res.writeHead(502).end();
     });
     req.pipe(upstream);
-  }
-
-  /** A DNS lookup for one connection that keeps only the addresses the operator's [net] allows. */
-  private lookup(): net.LookupFunction {
-    const policy = this.netPolicy();
-    return ((hostname: string, options: any, callback: any) => {
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses: { address: string; family: number }[]) => {
-        if (err) return callback(err);
-        const allowed = addresses.filter((a) => addressAllowed(a.address, policy));
-        if (allowed.length === 0) return callback(new PrivateAddressError(hostname));
-        if (options?.all) return callback(null, allowed);
-        callback(null, allowed[0].address, allowed[0].family);
-      });
-    }) as net.LookupFunction;
   }
 
   /** https and WebSockets: CONNECT host:port, judged as https:// or wss:// to it. */
@@ -146,7 +132,7 @@ export class BrowserGate {
     this.tunnels.set(socket, url);
     socket.on('close', () => this.tunnels.delete(socket));
     let open = false;
-    const upstream = net.connect({ port: Number(m[2]), host, lookup: this.lookup() }, () => {
+    const upstream = net.connect({ port: Number(m[2]), host, lookup: allowedLookup(this.netPolicy()) }, () => {
       open = true;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
@@ -163,9 +149,3 @@ export class BrowserGate {
   }
 }
 
-/** A name that resolves only to addresses `[net] denyPrivate` forbids (raised inside the gate's DNS lookup). */
-class PrivateAddressError extends Error {
-  constructor(readonly hostname: string) {
-    super(`${hostname} resolves only to private or loopback addresses ([net] denyPrivate)`);
-  }
-}

@@ -13,12 +13,12 @@
 //  - Cookies are kept per session, shared by `fetch` and `request`, and sent only where RFC 6265 says.
 //  - The tool's secrets (secrets.ts) are added per hop, to that hop's host only when it is one of theirs; each
 //    hop starts again from the guest's own headers, so a redirect elsewhere never carries one.
-import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import type { CookieJar } from 'tough-cookie';
 import type { Agent } from 'undici';
 import { KilnError, PermissionError } from '../errors.js';
+import { allowedLookup } from './allowed-lookup.js';
 import { addressAllowed, checkUrl, hostAllowed, normaliseHost, type NetPolicy } from './net.js';
 import type { GrantCheck } from '../grants.js';
 import { withSecrets, type SecretHeader } from './secrets.js';
@@ -110,8 +110,6 @@ function headerPairs(raw: Record<string, string | string[] | undefined>): [strin
 const load = createRequire(import.meta.url);
 // node:dns and node:http load with the first request, as undici does: `kiln run` of a script that fetches
 // nothing never pays for them.
-const dnsLookup = (hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
-  (load('node:dns') as typeof import('node:dns')).lookup(hostname, { ...options, all: true }, callback);
 const statusText = (code: number): string => (load('node:http') as typeof import('node:http')).STATUS_CODES[code] ?? '';
 
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
@@ -151,17 +149,7 @@ export class HttpSession {
       bodyTimeout: policy.timeoutMs,
       connect: {
         // Check the resolved address inside the connection's own lookup: what is checked is what is used.
-        lookup: (hostname: string, options: any, callback: any) => {
-          dnsLookup(hostname, options, (err, addresses) => {
-            if (err) return callback(err);
-            const allowed = addresses.filter((a) => addressAllowed(a.address, policy));
-            if (allowed.length === 0) {
-              return callback(new PermissionError(`${hostname} resolves to ${addresses.map((a) => a.address).join(', ')}, a private or loopback address, which the operator forbids ([net] denyPrivate)`));
-            }
-            if (options?.all) return callback(null, allowed);
-            callback(null, allowed[0].address, allowed[0].family);
-          });
-        },
+        lookup: allowedLookup(policy),
       },
     });
     return this.agent;
