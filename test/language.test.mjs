@@ -2,8 +2,9 @@
 // compared with what the specification says. Node 20 lacks some of the newest features: there the guest is
 // compared with the specification alone (the test says which).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { kiln, tempDir } from './helpers.mjs';
 
@@ -113,4 +114,18 @@ test('a tool that fails inside plugins[...] shows the callee\'s own frames, mapp
   assert.match(e.stack, /^\s+at deep \(callee\.ts:2:\d+\)\n\s+at deep \(callee\.ts:3:\d+\)/);
   assert.match(e.stack, /at handler \(callee\.ts:5:\d+\)/);
   assert.doesNotMatch(e.stack, /<null>|bundle:/);
+});
+
+test('typed-array element reads and stores by index give what Node gives, for every element kind, value and index', async (t) => {
+  const file = fileURLToPath(new URL('./fixtures/typed-array-elements.js', import.meta.url));
+  const r = await kiln(['run', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const node = (0, eval)(readFileSync(file, 'utf8'));
+  assert.deepEqual(JSON.parse(r.stdout), node);
+  // An immutable buffer (not in Node 20): a store leaves the element as it was.
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'imm.js'), 'const u = new Uint8Array(new ArrayBuffer(4).transferToImmutable()); for (let i = 0; i < 3; i++) u[1] = 5; [u[1], u.length]');
+  const imm = await kiln(['run', join(dir, 'imm.js')]);
+  assert.equal(imm.code, 0, imm.stderr);
+  assert.deepEqual(JSON.parse(imm.stdout), [0, 4]);
 });
