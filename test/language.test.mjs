@@ -118,15 +118,45 @@ test('a tool that fails inside plugins[...] shows the callee\'s own frames, mapp
 
 // The engine's own fast paths (scripts/build-engine.mjs) against Node on the same script: each fixture's
 // cases sit on both sides of what the fast path takes.
-for (const [fixture, what] of [
+// Where quickjs-ng's order of evaluation differs from V8's (it converts a computed key with toString even when
+// the object is null, and before the value), the guest's answer is written here: the one quickjs-ng gave
+// before kiln's change to indexed stores, so the change is held to the engine's own semantics there.
+const QUICKJS_ORDER = {
+  'null[key] = 1': ['key:k', 'threw:TypeError'],
+  "null[key] = 'x'": ['key:k', 'threw:TypeError'],
+  'null[key] = local': ['key:k', 'threw:TypeError'],
+  'null[key] = call()': ['value', 'key:k', 'threw:TypeError'],
+  'undefined[key] = 1': ['key:k', 'threw:TypeError'],
+  "undefined[key] = 'x'": ['key:k', 'threw:TypeError'],
+  'undefined[key] = local': ['key:k', 'threw:TypeError'],
+  'undefined[key] = call()': ['value', 'key:k', 'threw:TypeError'],
+  'obj[key] = call()': ['key:k', 'value', 'ok:{"k":1}'],
+  'chained: o[a] = o[b] = 2': ['key:a', 'key:b', 'ok:{"b":2,"a":2}'],
+  'compound: o[k] += 1': ['key:k', 'ok:{"k":2}'],
+  'logical: o[k] ??= 1': ['key:k', 'ok:{"k":1}'],
+  'key changes a variable the value reads': ['ok:{"k":2}'],
+  'key changes a var the value reads': ['ok:{"k":2}'],
+  'key changes an argument the value reads': ['ok:{"k":2}'],
+  'key changes a closure variable the value reads': ['ok:{"k":2}'],
+};
+
+for (const [fixture, what, differences = {}] of [
   ['typed-array-elements.js', 'typed-array element reads and stores by index, for every element kind, value and index'],
   ['number-parsing.js', 'text to number (Number, unary +, parseInt, parseFloat, JSON.parse, literals, keys)'],
+  ['indexed-stores.js', 'indexed stores obj[key] = value: what runs when, what is thrown, what is stored', QUICKJS_ORDER],
 ]) {
   test(`${what}: a guest gives what Node gives`, async () => {
     const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
     const r = await kiln(['run', file]);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), (0, eval)(readFileSync(file, 'utf8')));
+    const guest = JSON.parse(r.stdout);
+    const node = (0, eval)(readFileSync(file, 'utf8'));
+    assert.deepEqual(Object.keys(guest), Object.keys(node));
+    for (const [name, expected] of Object.entries(differences)) {
+      assert.notDeepEqual(node[name], expected, `${name}: Node agrees now; move it out of the differences`);
+      node[name] = expected;
+    }
+    assert.deepEqual(guest, node);
   });
 }
 
