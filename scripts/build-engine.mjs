@@ -196,6 +196,40 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
             }
             // transformation: swap swap -> nothing!
 ` },
+  { // Assignment statements to `let` variables: quickjs-ng fuses `dup put_loc drop` into `put_loc` (and
+    // `post_inc put_loc drop` into `inc put_loc`) for `var`s and arguments, but not for the checked forms that
+    // `let` variables use, so `s += x;` on a let cost 6 opcodes instead of 4 and `i++;` 4 instead of 3. The
+    // same fusions for put_loc_check and put_var_ref_check: the dead-zone check stays where it was.
+    file: 'quickjs.c', count: 1,
+    from: '        case OP_dup:\n            {\n                /* Transformation: dup put_x(n) drop -> put_x(n) */\n',
+    to: `        case OP_dup:
+            if (code_match(&cc, pos_next, M2(OP_put_loc_check, OP_put_var_ref_check), -1, OP_drop, -1)) {
+                if (cc.line_num >= 0) line_num = cc.line_num;
+                if (cc.col_num >= 0) col_num = cc.col_num;
+                add_pc2line_info(s, bc_out.size, line_num, col_num);
+                dbuf_putc(&bc_out, cc.op);
+                dbuf_put_u16(&bc_out, cc.idx);
+                pos_next = cc.pos;
+                break;
+            }
+            {
+                /* Transformation: dup put_x(n) drop -> put_x(n) */
+` },
+  { file: 'quickjs.c', count: 1,
+    from: '                int op1, idx;\n                if (code_match(&cc, pos_next, M3(OP_put_loc, OP_put_arg, OP_put_var_ref), -1, OP_drop, -1)) {\n',
+    to: `                int op1, idx;
+                if (code_match(&cc, pos_next, M2(OP_put_loc_check, OP_put_var_ref_check), -1, OP_drop, -1)) {
+                    if (cc.line_num >= 0) line_num = cc.line_num;
+                    if (cc.col_num >= 0) col_num = cc.col_num;
+                    add_pc2line_info(s, bc_out.size, line_num, col_num);
+                    dbuf_putc(&bc_out, OP_dec + (op - OP_post_dec));
+                    dbuf_putc(&bc_out, cc.op);
+                    dbuf_put_u16(&bc_out, cc.idx);
+                    pos_next = cc.pos;
+                    break;
+                }
+                if (code_match(&cc, pos_next, M3(OP_put_loc, OP_put_arg, OP_put_var_ref), -1, OP_drop, -1)) {
+` },
   { // kiln_seed_random: the per-instance reseed glue.c calls.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',

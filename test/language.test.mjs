@@ -144,6 +144,7 @@ for (const [fixture, what, differences = {}] of [
   ['typed-array-elements.js', 'typed-array element reads and stores by index, for every element kind, value and index'],
   ['number-parsing.js', 'text to number (Number, unary +, parseInt, parseFloat, JSON.parse, literals, keys)'],
   ['indexed-stores.js', 'indexed stores obj[key] = value: what runs when, what is thrown, what is stored', QUICKJS_ORDER],
+  ['let-assignments.js', 'assignments and increments of let and const variables, in and out of their dead zone'],
 ]) {
   test(`${what}: a guest gives what Node gives`, async () => {
     const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
