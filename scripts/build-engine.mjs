@@ -166,31 +166,46 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
     from: '        case OP_swap:\n            // transformation: swap swap -> nothing!\n',
     to: `        case OP_swap:
             if (code_match(&cc, pos_next, OP_dup, OP_is_undefined_or_null, OP_if_true, -1)) {
-                int l1 = cc.label, v, vop;
+                /* kl/kc: the source position as the skipped source_locs would have left it, so that errors
+                   point where they pointed before (the key's conversion and the store each get theirs) */
+                int l1 = cc.label, v, vop, kl = line_num, kc = col_num, tl, tc;
+                if (cc.line_num >= 0) { kl = cc.line_num; kc = cc.col_num; }
                 if (code_match(&cc, cc.pos, OP_swap, OP_to_propkey, OP_swap, OP_label, -1) && cc.label == l1 &&
-                    label_slots[l1].ref_count == 1 && code_match(&cc, cc.pos, OP_swap, -1)) {
-                    v = cc.pos;
-                    while (v < bc_len && bc_buf[v] == OP_source_loc)
-                        v += opcode_info[OP_source_loc].size;
-                    vop = v < bc_len ? bc_buf[v] : -1;
-                    if ((vop == OP_push_i32 || vop == OP_push_const || vop == OP_push_atom_value ||
-                         vop == OP_undefined || vop == OP_null || vop == OP_push_true || vop == OP_push_false ||
-                         vop == OP_get_loc || vop == OP_get_arg || vop == OP_get_var_ref) &&
-                        code_match(&cc, v + opcode_info[vop].size, OP_swap, OP_to_propkey, OP_swap,
-                                   OP_put_array_el, -1)) {
-                        label_slots[l1].ref_count--;
-                        add_pc2line_info(s, bc_out.size, line_num, col_num);
-                        dbuf_putc(&bc_out, OP_to_propkey);
-                        if (vop == OP_push_i32)
-                            push_short_int(&bc_out, get_u32(bc_buf + v + 1));
-                        else if (vop == OP_get_loc || vop == OP_get_arg || vop == OP_get_var_ref)
-                            put_short_code(&bc_out, vop, get_u16(bc_buf + v + 1));
-                        else
-                            dbuf_put(&bc_out, bc_buf + v, opcode_info[vop].size);
-                        add_pc2line_info(s, bc_out.size, line_num, col_num);
-                        dbuf_putc(&bc_out, OP_put_array_el);
-                        pos_next = cc.pos;
-                        break;
+                    label_slots[l1].ref_count == 1) {
+                    if (cc.line_num >= 0) { kl = cc.line_num; kc = cc.col_num; }
+                    tl = kl;
+                    tc = kc;
+                    if (code_match(&cc, cc.pos, OP_swap, -1)) {
+                        if (cc.line_num >= 0) { kl = cc.line_num; kc = cc.col_num; }
+                        v = cc.pos;
+                        while (v < bc_len && bc_buf[v] == OP_source_loc) {
+                            kl = get_u32(bc_buf + v + 1);
+                            kc = get_u32(bc_buf + v + 5);
+                            v += opcode_info[OP_source_loc].size;
+                        }
+                        vop = v < bc_len ? bc_buf[v] : -1;
+                        if ((vop == OP_push_i32 || vop == OP_push_const || vop == OP_push_atom_value ||
+                             vop == OP_undefined || vop == OP_null || vop == OP_push_true || vop == OP_push_false ||
+                             vop == OP_get_loc || vop == OP_get_arg || vop == OP_get_var_ref) &&
+                            code_match(&cc, v + opcode_info[vop].size, OP_swap, OP_to_propkey, OP_swap,
+                                       OP_put_array_el, -1)) {
+                            if (cc.line_num >= 0) { kl = cc.line_num; kc = cc.col_num; }
+                            label_slots[l1].ref_count--;
+                            add_pc2line_info(s, bc_out.size, tl, tc);
+                            dbuf_putc(&bc_out, OP_to_propkey);
+                            if (vop == OP_push_i32)
+                                push_short_int(&bc_out, get_u32(bc_buf + v + 1));
+                            else if (vop == OP_get_loc || vop == OP_get_arg || vop == OP_get_var_ref)
+                                put_short_code(&bc_out, vop, get_u16(bc_buf + v + 1));
+                            else
+                                dbuf_put(&bc_out, bc_buf + v, opcode_info[vop].size);
+                            line_num = kl;
+                            col_num = kc;
+                            add_pc2line_info(s, bc_out.size, line_num, col_num);
+                            dbuf_putc(&bc_out, OP_put_array_el);
+                            pos_next = cc.pos;
+                            break;
+                        }
                     }
                 }
             }

@@ -169,3 +169,18 @@ test('a store to an immutable buffer\'s typed array leaves the element as it was
   assert.equal(imm.code, 0, imm.stderr);
   assert.deepEqual(JSON.parse(imm.stdout), [0, 4]);
 });
+
+test('an error thrown by an indexed store points where quickjs-ng pointed before the store was compiled shorter', async (t) => {
+  // The value's column for the store, and the following expression's own column after it (found by a
+  // differential fuzzer against the previous engine: the first version of the change pointed at the key).
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'pos.js'), `const r = [];
+function f(o, k, v) { o[k] = v; }
+try { f(null, 'p', 1); } catch (e) { r.push(e.stack.split('\\n')[0]); }
+function g(o, v) { o[0] = v, null.p; }
+try { g({}, 1); } catch (e) { r.push(e.stack.split('\\n')[0]); }
+r`);
+  const r = await kiln(['run', join(dir, 'pos.js')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), ['    at f (pos.js:2:30)', '    at g (pos.js:4:27)']);
+});
