@@ -110,18 +110,42 @@ row('no-op tool call, in-process (guest API, see peers below)', fmtUs(await perC
 // ---- peers: one process per (peer, workload), peers interleaved, equal work (bench/peers/) ----------
 const { PEERS, WORKLOADS } = await import('./peers/peers.mjs');
 const peerNames = Object.keys(PEERS);
-const peerResults = [];
-for (const [k, workload] of Object.keys(WORKLOADS).entries()) {
-  const order = peerNames.map((_, i) => peerNames[(i + k) % peerNames.length]); // rotate who goes first
-  for (const peer of order) {
-    try {
-      const lineOut = execFileSync(process.execPath, [join(here, 'peers/run-one.mjs'), peer, workload], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'] });
-      peerResults.push(JSON.parse(lineOut.trim().split('\n').pop()));
-    } catch (e) {
-      peerResults.push({ peer, workload, error: String(e.message).split('\n')[0] });
+// Each (peer, workload) cell runs KILN_BENCH_ROUNDS times (default 3), each round rotating who goes first, and
+// the cell reports the median of its rounds' medians (and of their p99s): one process's median moves by up to
+// a third from run to run on this machine (quickjs-emscripten's fib: 33–47 ms), so a ratio from one run each
+// can say "met" or "missed" by luck.
+const rounds = Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3));
+const runs = new Map(); // `${peer} ${workload}` → run-one results, one per round
+for (let round = 0; round < rounds; round++) {
+  for (const [k, workload] of Object.keys(WORKLOADS).entries()) {
+    const order = peerNames.map((_, i) => peerNames[(i + k + round) % peerNames.length]); // rotate who goes first
+    for (const peer of order) {
+      let result;
+      try {
+        const lineOut = execFileSync(process.execPath, [join(here, 'peers/run-one.mjs'), peer, workload], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'] });
+        result = JSON.parse(lineOut.trim().split('\n').pop());
+      } catch (e) {
+        result = { peer, workload, error: String(e.message).split('\n')[0] };
+      }
+      const key = `${peer} ${workload}`;
+      runs.set(key, [...(runs.get(key) ?? []), result]);
     }
   }
 }
+/** One cell from its rounds: medians of the medians, p99s and RSS; an error if any round failed; the
+ *  answer only when every round gave the same one. */
+function combine(results) {
+  const failed = results.find((r) => r.error);
+  if (failed) return failed;
+  const mid = (pick) => (results[0][pick] === null ? null : median(results.map((r) => r[pick])));
+  const answers = new Set(results.map((r) => JSON.stringify(r.answer)));
+  return {
+    ...results[0], medianUs: mid('medianUs'), p99Us: mid('p99Us'), rssBytes: mid('rssBytes'),
+    roundMediansUs: results.map((r) => r.medianUs), roundRssBytes: results.map((r) => r.rssBytes),
+    answer: answers.size === 1 ? results[0].answer : 'rounds disagree', samplesUs: undefined,
+  };
+}
+const peerResults = [...runs.values()].map(combine);
 const peerRows = [];
 const cell = (r) => !r ? '' : r.error ? 'error' : r.workload === 'rss100' ? fmtBytes(r.rssBytes) :
   `${r.medianUs >= 1000 ? fmtMs(r.medianUs / 1000) : fmtUs(r.medianUs)} (p99 ${r.p99Us >= 1000 ? fmtMs(r.p99Us / 1000) : fmtUs(r.p99Us)})`;
