@@ -57,7 +57,9 @@ const PATCHES = [
     // the benchmark's sieve went 373 -> 317 ms with this (bench/peers, the engines alternated). Only the
     // cases with no conversion and no side effect take this path: an int value,
     // an index below the array's current length (kept up to date on detach and resize), a mutable buffer,
-    // and not a BigInt array; everything else falls through to quickjs-ng's own code unchanged.
+    // and not a BigInt array; everything else falls through to quickjs-ng's own code unchanged. The store
+    // releases the array with kiln_free_obj, not quickjs-ng's JS_FreeValue, an out-of-line function: with
+    // JS_FreeValue there, 3 sieves in a one-shot `kiln run` (Liftoff code) took 1.38-1.93 s against 1.06-1.73.
     file: 'quickjs.c', count: 1,
     from: 'static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,\n',
     to: `static inline __attribute__((always_inline)) bool kiln_ta_put_int(JSValueConst obj, JSValueConst prop, JSValueConst val)
@@ -381,7 +383,8 @@ export async function buildEngine() {
   const { files } = await transpile(component, { name: 'engine', instantiation: 'async', noTypescript: true, quiet: true });
   for (const [name, bytes] of Object.entries(files)) {
     mkdirSync(dirname(join(bindings, name)), { recursive: true });
-    writeFileSync(join(bindings, name), name === 'engine.js' ? slimBindings(Buffer.from(bytes).toString('utf8')) : bytes);
+    if (name === 'engine.js') writeFileSync(join(bindings, 'engine.cjs'), commonJsBindings(slimBindings(Buffer.from(bytes).toString('utf8'))));
+    else writeFileSync(join(bindings, name), bytes);
   }
   const info = {
     id: sha256(`kiln-engine\n${sha256(component)}\n`),
@@ -492,6 +495,26 @@ export function slimBindings(js) {
   if (direct !== 28) throw new Error(`bindings: ${direct} kiln imports lowered through shims, expected 28`);
   js = js.slice(0, start) + kilnImports + js.slice(end);
   return js;
+}
+
+/**
+ * The bindings as a CommonJS module (bindings/engine.cjs): Node loads it with `require`, which costs ~2 ms,
+ * where the first `import()` of an ES module in a process starts Node's ES module loader (~7-10 ms on this
+ * machine): a cost of every `kiln` command and of every session worker. jco's module has one export and no
+ * imports; its one `import.meta.url` is a default for a `getCoreModule` kiln always passes.
+ */
+export function commonJsBindings(js) {
+  const edit = (from, to) => {
+    const n = js.split(from).length - 1;
+    if (n !== 1) throw new Error(`bindings (CommonJS): ${JSON.stringify(from)} matched ${n} times, expected 1`);
+    js = js.replace(from, to);
+  };
+  if (/^\s*(import|export)\b/m.test(js.replace(/^export function instantiate\(/m, ''))) {
+    throw new Error('bindings (CommonJS): jco emitted an import or export besides `export function instantiate`');
+  }
+  edit('export function instantiate(', 'function instantiate(');
+  edit('import.meta.url', "require('node:url').pathToFileURL(__filename)");
+  return `'use strict';\n${js}\nmodule.exports = { instantiate };\n`;
 }
 
 /** Data segments closer than this are merged (the zeros between them are written out), and runs of zeros at

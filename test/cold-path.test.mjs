@@ -1,6 +1,7 @@
 // What a one-shot `kiln run` loads (required or imported): its own bundled modules (scripts/bundle-cli.mjs) and nothing a script that
 // calls an artifact's tool does not use — not the MCP SDK, the bundler, the TypeScript stripper, the schema
-// compiler (once its validator is cached), the HTTP client, the process runner, the source-map reader.
+// compiler (once its validator is cached), the HTTP client, the process runner, the source-map reader — and no
+// ES module at all.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { fixtures, kiln, kilnBin, root, tempDir } from './helpers.mjs';
 const loaded = (args) => new Promise((resolve, reject) => {
   execFile(process.execPath, ['--no-warnings', '--require', join(fixtures, 'trace-requires.cjs'), '--loader', join(fixtures, 'trace-loads.mjs'), kilnBin, ...args], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
     if (err) return reject(new Error(`kiln ${args.join(' ')} failed: ${stderr}`));
-    resolve({ stdout, urls: [...stderr.matchAll(/^kiln-test-load (\S+)$/gm)].map((m) => m[1]) });
+    resolve({ stdout, urls: [...stderr.matchAll(/^kiln-test-load (\S+)$/gm)].map((m) => m[1]), esm: [...stderr.matchAll(/^kiln-test-esm (\S+)$/gm)].map((m) => m[1]) });
   });
 });
 
@@ -25,9 +26,13 @@ test('kiln run of a script calling an artifact loads the bundled CLI and none of
   const script = join(dir, 'ping.js');
   writeFileSync(script, "await plugins['hello.greet']({ name: 'cold' })\n");
   await loaded(['run', script, artifact]); // the first run may compile and cache the tool's validator
-  const { stdout, urls } = await loaded(['run', script, artifact]);
+  const { stdout, urls, esm } = await loaded(['run', script, artifact]);
   assert.match(stdout, /Hello, cold!/);
   assert.ok(urls.some((u) => u.endsWith('/dist/cli/cli.js')), 'the bundled CLI ran');
+  // The first ES module a process imports starts Node's ES module loader (~6-10 ms): the engine's bindings
+  // are CommonJS, and nothing on this path is an ES module.
+  assert.ok(urls.some((u) => u.endsWith('/bindings/engine.cjs')), 'the engine\'s CommonJS bindings were required');
+  assert.deepEqual(esm, [], 'no ES module was loaded');
   assert.ok(!urls.some((u) => u.includes('/dist/host/')), 'no unbundled module ran');
   for (const heavy of ['@modelcontextprotocol', 'rollup', 'sucrase', '/ajv/', 'undici', 'tough-cookie', 'execa', 'trace-mapping', 'smol-toml', 'node:http', 'node:dns']) {
     assert.ok(!urls.some((u) => u.includes(heavy)), `${heavy} was loaded: ${urls.filter((u) => u.includes(heavy)).join(', ')}`);

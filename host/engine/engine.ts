@@ -8,8 +8,8 @@
 // every extension, session and worker instantiates the same compiled modules.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { EngineError } from '../errors.js';
 import { engineDir } from '../paths.js';
 import { coreModules, moduleBytes, readCustomName, sections, WasmFormatError } from './wasm-binary.js';
@@ -64,12 +64,13 @@ export class Engine {
   /** Load the engine build from `dir`; `compiled`: modules another thread already compiled from it. */
   static async load(dir = engineDir(), compiled?: CompiledModules): Promise<Engine> {
     const file = (name: string) => join(dir, name);
-    if (!existsSync(file('engine.wasm')) || !existsSync(file('bindings/engine.js')) || !existsSync(file('engine.json'))) {
+    if (!existsSync(file('engine.wasm')) || !existsSync(file('bindings/engine.cjs')) || !existsSync(file('engine.json'))) {
       throw new EngineError(`no engine build in ${dir}: run \`npm run build:engine\` (npm test and npm run demo do it for you)`);
     }
     const component = readFileSync(file('engine.wasm'));
     const info: EngineInfo = JSON.parse(readFileSync(file('engine.json'), 'utf8'));
-    const bindings = await import(pathToFileURL(file('bindings/engine.js')).href);
+    // CommonJS (scripts/build-engine.mjs, commonJsBindings): no ES module loader on a command's path.
+    const bindings = createRequire(import.meta.url)(file('bindings/engine.cjs'));
     return new Engine(dir, component, info, bindings.instantiate as Instantiate, compiled);
   }
 
