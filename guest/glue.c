@@ -103,24 +103,54 @@ static char *dup_bytes(const char *p, size_t len) {
   return s;
 }
 
+/* A WIT string is Unicode scalar values. quickjs-ng writes a lone surrogate as its 3-byte WTF-8 form (ED A0..BF
+ * xx), which wasmtime refuses (the guest traps) and jco's decoder turns into three U+FFFD. Every text the guest
+ * hands the host goes through well_formed: each lone surrogate becomes one U+FFFD (EF BF BD, the same 3 bytes),
+ * as String.prototype.toWellFormed and TextEncoder do. In place: such bytes only ever appear in a buffer the
+ * conversion allocated (an ASCII string's own bytes are returned as they are, and hold no 0xED). */
+static size_t well_formed(char *s, size_t len) {
+  size_t n = 0;
+  char *end = s + len;
+  for (char *p = s; (p = memchr(p, 0xED, (size_t)(end - p))) != NULL;) {
+    if (end - p >= 3 && ((unsigned char)p[1] & 0xE0) == 0xA0) {
+      p[0] = (char)0xEF; p[1] = (char)0xBF; p[2] = (char)0xBD;
+      p += 3;
+      n++;
+    } else {
+      p++;
+    }
+  }
+  return n;
+}
+
+/* JS_ToCStringLen for a text bound for the host: well-formed (see well_formed). */
+static const char *host_text(JSContext *c, size_t *len, JSValueConst v) {
+  const char *s = JS_ToCStringLen(c, len, v);
+  if (s) well_formed((char *)s, *len);
+  return s;
+}
+
 /* "message\nstack" of the pending exception, malloc'ed. */
 static char *exception_text(size_t *out_len) {
   JSValue exc = JS_GetException(ctx);
-  const char *msg = JS_ToCString(ctx, exc);
+  size_t ml = 0, sl = 0; /* lengths, not strlen: a message may hold NUL characters */
+  const char *msg = JS_ToCStringLen(ctx, &ml, exc);
   const char *stack = NULL;
   JSValue st = JS_UNDEFINED;
   if (JS_IsObject(exc)) {
     st = JS_GetPropertyStr(ctx, exc, "stack");
-    if (JS_IsString(st)) stack = JS_ToCString(ctx, st);
+    if (JS_IsString(st)) stack = JS_ToCStringLen(ctx, &sl, st);
   }
   const char *m = msg ? msg : "unknown error";
-  size_t ml = strlen(m), sl = stack ? strlen(stack) : 0;
+  if (!msg) ml = strlen(m);
+  if (!stack) sl = 0;
   char *out = malloc(ml + sl + 2);
   if (!out) abort();
   memcpy(out, m, ml);
   size_t n = ml;
   if (sl) { out[n++] = '\n'; memcpy(out + n, stack, sl); n += sl; }
   out[n] = 0;
+  well_formed(out, n);
   if (msg) JS_FreeCString(ctx, msg);
   if (stack) JS_FreeCString(ctx, stack);
   JS_FreeValue(ctx, st);
@@ -142,10 +172,12 @@ static int n_unhandled;
 
 static void log_rejection(JSValueConst reason) {
   JSValue stack = JS_IsObject(reason) ? JS_GetPropertyStr(ctx, reason, "stack") : JS_UNDEFINED;
-  const char *r = JS_ToCString(ctx, reason);
-  const char *st = JS_IsString(stack) ? JS_ToCString(ctx, stack) : NULL;
+  size_t tl = 0, sl = 0; /* lengths, not strlen: a message may hold NUL characters */
+  const char *r = JS_ToCStringLen(ctx, &tl, reason);
+  const char *st = JS_IsString(stack) ? JS_ToCStringLen(ctx, &sl, stack) : NULL;
   const char *text = r ? r : "(a value that cannot be shown)";
-  size_t tl = strlen(text), sl = st ? strlen(st) : 0;
+  if (!r) tl = strlen(text);
+  if (!st) sl = 0;
   while (sl && st[sl - 1] == '\n') sl--;
   static const char prefix[] = "Uncaught (in promise) ";
   char *line = malloc(sizeof prefix + tl + sl + 2);
@@ -154,6 +186,7 @@ static void log_rejection(JSValueConst reason) {
     memcpy(line, prefix, sizeof prefix - 1); n += sizeof prefix - 1;
     memcpy(line + n, text, tl); n += tl;
     if (sl) { line[n++] = '\n'; memcpy(line + n, st, sl); n += sl; }
+    well_formed(line, n);
     log_text(3, line, n);
     free(line);
   }
@@ -232,7 +265,7 @@ static JSValue n_op(JSContext *c, JSValueConst this_val, int argc, JSValueConst 
   uint32_t inv;
   size_t len;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
-  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  const char *s = host_text(c, &len, argv[1]);
   if (!s) return JS_EXCEPTION;
   uint32_t op = op_imports[magic](inv, s, len);
   JS_FreeCString(c, s);
@@ -249,7 +282,7 @@ static JSValue n_op_bytes(JSContext *c, JSValueConst this_val, int argc, JSValue
   size_t len, body_len = 0;
   uint8_t *body = NULL;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
-  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  const char *s = host_text(c, &len, argv[1]);
   if (!s) return JS_EXCEPTION;
   if (!JS_IsUndefined(argv[2])) {
     body = JS_GetArrayBuffer(c, &body_len, argv[2]);
@@ -276,10 +309,10 @@ static JSValue n_http_u32(JSContext *c, JSValueConst this_val, int argc, JSValue
 static JSValue n_parse_url(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t il, bl = 0;
   const char *base = NULL;
-  const char *input = JS_ToCStringLen(c, &il, argv[0]);
+  const char *input = host_text(c, &il, argv[0]);
   if (!input) return JS_EXCEPTION;
   if (argc > 1 && !JS_IsUndefined(argv[1])) {
-    base = JS_ToCStringLen(c, &bl, argv[1]);
+    base = host_text(c, &bl, argv[1]);
     if (!base) { JS_FreeCString(c, input); return JS_EXCEPTION; }
   }
   tagged_str r;
@@ -304,9 +337,9 @@ static JSValue n_set_url_part(JSContext *c, JSValueConst this_val, int argc, JSV
   uint32_t part;
   if (JS_ToUint32(c, &part, argv[1])) return JS_EXCEPTION;
   if (part > 9) return JS_ThrowRangeError(c, "unknown URL part");
-  const char *href = JS_ToCStringLen(c, &hl, argv[0]);
+  const char *href = host_text(c, &hl, argv[0]);
   if (!href) return JS_EXCEPTION;
-  const char *value = JS_ToCStringLen(c, &vl, argv[2]);
+  const char *value = host_text(c, &vl, argv[2]);
   if (!value) { JS_FreeCString(c, href); return JS_EXCEPTION; }
   tagged_str r;
   imp_runtime_set_url_part(href, hl, part, value, vl, &r);
@@ -328,11 +361,11 @@ static JSValue n_set_url_part(JSContext *c, JSValueConst this_val, int argc, JSV
  * guest/web/intl.js rethrows as that error type. */
 static JSValue n_intl(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t sl, ol, al;
-  const char *spec = JS_ToCStringLen(c, &sl, argv[0]);
+  const char *spec = host_text(c, &sl, argv[0]);
   if (!spec) return JS_EXCEPTION;
-  const char *op = JS_ToCStringLen(c, &ol, argv[1]);
+  const char *op = host_text(c, &ol, argv[1]);
   if (!op) { JS_FreeCString(c, spec); return JS_EXCEPTION; }
-  const char *args = JS_ToCStringLen(c, &al, argv[2]);
+  const char *args = host_text(c, &al, argv[2]);
   if (!args) { JS_FreeCString(c, spec); JS_FreeCString(c, op); return JS_EXCEPTION; }
   tagged_str r;
   imp_intl_call(spec, sl, op, ol, args, al, &r);
@@ -418,7 +451,7 @@ static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst
   uint32_t level;
   size_t len;
   if (JS_ToUint32(c, &level, argv[0])) return JS_EXCEPTION;
-  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  const char *s = host_text(c, &len, argv[1]);
   if (!s) return JS_EXCEPTION;
   imp_runtime_log(level > 3 ? 1 : level, s, len);
   JS_FreeCString(c, s);
@@ -430,7 +463,7 @@ static JSValue n_progress(JSContext *c, JSValueConst this_val, int argc, JSValue
   uint32_t inv;
   size_t len;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
-  const char *s = JS_ToCStringLen(c, &len, argv[1]);
+  const char *s = host_text(c, &len, argv[1]);
   if (!s) return JS_EXCEPTION;
   imp_runtime_progress(inv, s, len);
   JS_FreeCString(c, s);
@@ -448,11 +481,26 @@ static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueCo
     imp_runtime_finish(inv, 1, oom_text, sizeof oom_text - 1);
     return JS_UNDEFINED;
   }
-  const char *s = JS_ToCStringLen(c, &len, argv[2]);
+  /* A result is JSON.stringify's text, in which the language escapes lone surrogates, but JSON.rawJSON can
+   * put one in raw (and the guest can replace JSON.stringify): results are made well-formed too. */
+  const char *s = host_text(c, &len, argv[2]);
   if (!s) return JS_EXCEPTION;
   imp_runtime_finish(inv, ok ? 0 : 1, s, len);
   JS_FreeCString(c, s);
   return JS_UNDEFINED;
+}
+
+/* A vars key or value as the host will store it. One with a lone surrogate is refused: made well-formed, two
+ * different keys would name one entry, and a value would come back other than it was set. */
+static const char *vars_text(JSContext *c, size_t *len, JSValueConst v, const char *what) {
+  const char *s = JS_ToCStringLen(c, len, v);
+  if (s && well_formed((char *)s, *len)) {
+    JS_FreeCString(c, s);
+    JS_ThrowTypeError(c, "vars %s must be well-formed Unicode: it has a lone surrogate (%s.toWellFormed() replaces "
+                      "each with U+FFFD)", what, what);
+    return NULL;
+  }
+  return s;
 }
 
 /* The guest's vars.get itself (the prelude installs this function as it is: it is the one synchronous host
@@ -460,7 +508,7 @@ static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueCo
 static JSValue n_vars_get(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t len;
   if (!JS_IsString(argv[0])) return JS_ThrowTypeError(c, "vars key must be a string");
-  const char *k = JS_ToCStringLen(c, &len, argv[0]);
+  const char *k = vars_text(c, &len, argv[0], "key");
   if (!k) return JS_EXCEPTION;
   tagged_str r;
   imp_vars_get(k, len, &r);
@@ -473,9 +521,9 @@ static JSValue n_vars_get(JSContext *c, JSValueConst this_val, int argc, JSValue
 
 static JSValue n_vars_set(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t kl, vl;
-  const char *k = JS_ToCStringLen(c, &kl, argv[0]);
+  const char *k = vars_text(c, &kl, argv[0], "key");
   if (!k) return JS_EXCEPTION;
-  const char *v = JS_ToCStringLen(c, &vl, argv[1]);
+  const char *v = vars_text(c, &vl, argv[1], "value");
   if (!v) { JS_FreeCString(c, k); return JS_EXCEPTION; }
   tagged_str r;
   imp_vars_set(k, kl, v, vl, &r);
@@ -491,7 +539,7 @@ static JSValue n_vars_set(JSContext *c, JSValueConst this_val, int argc, JSValue
 
 static JSValue n_vars_delete(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   size_t len;
-  const char *k = JS_ToCStringLen(c, &len, argv[0]);
+  const char *k = vars_text(c, &len, argv[0], "key");
   if (!k) return JS_EXCEPTION;
   uint32_t r = imp_vars_delete(k, len);
   JS_FreeCString(c, k);
@@ -803,7 +851,7 @@ static tagged_str *ret_exception(void) { size_t n; char *t = exception_text(&n);
 
 static tagged_str *ret_js_string(JSValue v) {
   size_t len;
-  const char *s = JS_ToCStringLen(ctx, &len, v);
+  const char *s = host_text(ctx, &len, v);
   JS_FreeValue(ctx, v);
   if (!s) return ret_exception();
   char *out = dup_bytes(s, len);

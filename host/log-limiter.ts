@@ -43,9 +43,12 @@ export class LogLimiter<L> {
       this.lines = 0;
       this.chars = 0;
     }
-    const text = message.length > this.budget.lineChars
-      ? `${message.slice(0, this.budget.lineChars)}… [${message.length - this.budget.lineChars} more characters cut]`
-      : message;
+    let text = message;
+    if (message.length > this.budget.lineChars) {
+      // Never between the halves of a surrogate pair (the kept half would print as U+FFFD).
+      const keep = this.budget.lineChars - (isHighSurrogate(message.charCodeAt(this.budget.lineChars - 1)) ? 1 : 0);
+      text = `${message.slice(0, keep)}… [${message.length - keep} more characters cut]`;
+    }
     if (this.lines >= this.budget.lines || this.chars + text.length > this.budget.chars) {
       this.droppedLines++;
       this.droppedChars += message.length;
@@ -67,3 +70,5 @@ export class LogLimiter<L> {
         `${this.budget.chars} characters per ${this.budget.windowMs} ms get through`);
   }
 }
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;

@@ -205,14 +205,18 @@ export class Registry {
   }
 
   /** The files and trees no tool may read or write through allow.fs (capabilities/fs-policy.ts): the config
-   *  and the other config names kiln would read beside it, the approvals store (and its temporary file), the
-   *  audit log (and its rotation), every extension file and directory this registry loads, the build cache. */
+   *  and the other config names kiln would read beside it, the config names in the working directory (where a
+   *  `kiln mcp` or `kiln bdd` started with no config reads one: a tool that could create ./kiln.toml would
+   *  write the next server's policy, whether or not this one has a config), the approvals store (and its
+   *  temporary file), the audit log (and its rotation), every extension file and directory this registry
+   *  loads, the build cache. */
   protectedFiles(): string[] {
     const config = this.policy.grants.file;
     const store = this.policy.approvals.store;
     const audit = this.policy.audit.path;
     return [
       ...(config ? [...CONFIG_NAMES, basename(config)].map((n) => join(dirname(config), n)) : []),
+      ...CONFIG_NAMES.map((n) => join(process.cwd(), n)),
       ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
       ...(audit ? [audit, `${audit}.1`] : []),
       ...this.sourcePaths, ...this.extensions.map((e) => e.file), BUILD_CACHE,

@@ -414,6 +414,10 @@ export function slimBindings(js) {
     if (count !== undefined ? n !== count : n === 0) throw new Error(`bindings edit matched ${n} times, expected ${count ?? 'some'}: ${from}`);
     js = typeof from === 'string' ? js.split(from).join(to) : js.replace(from, to);
   };
+  // Not a speed edit: a string the guest hands the host keeps a leading U+FEFF. jco's decoder is a default
+  // TextDecoder, which drops a byte order mark at the start of every text it decodes: vars.set('\uFEFFabc')
+  // and vars.set('abc') were one key, and a log line or URL lost its first character (wasmtime keeps it).
+  edit('const utf8Decoder = new TextDecoder();', "const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });", 1);
   // One task record per import and export wrapper: 59 since WIT 0.6.0 (51 before it, plus the eight imports of
   // the `fs` interface).
   edit(/\n *const _(?:interface|wasm)_call_currentTaskID = startCurrentTask\([^)]*\);/g, '', 59);

@@ -18,6 +18,11 @@ export async function startServer(t) {
         case '/hello':
           res.writeHead(200, { 'content-type': 'application/json', 'x-multi': 'one', 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] });
           return res.end(JSON.stringify({ hello: 'world' }));
+        case '/bytes-headers':
+          // Header values as raw bytes: latin1 "café", and a UTF-8 file name as many servers send one (Node
+          // writes a header string one byte per character).
+          res.writeHead(200, { 'x-latin': 'caf\u00e9', 'content-disposition': Buffer.from('attachment; filename="café €.txt"').toString('latin1') });
+          return res.end('ok');
         case '/redirect':
           res.writeHead(302, { location: url.searchParams.get('to') });
           return res.end();

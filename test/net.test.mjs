@@ -28,6 +28,22 @@ test('an allowed host is reached; the response is complete and honest', async (t
   assert.equal(srv.count('/hello'), 1);
 });
 
+test('response headers with bytes above ASCII arrive as ByteStrings: a UTF-8 file name as Node\'s fetch shows it', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const r = await call(client, 'net.get', { url: `${srv.base}/bytes-headers` });
+  assert.equal(r.isError, false, r.text); // the guest's Headers (ByteStrings only) accepted the response
+  assert.equal(r.json.text, 'ok');
+  const node = await fetch(`${srv.base}/bytes-headers`);
+  const header = (pairs, name) => pairs.find(([k]) => k === name)?.[1];
+  assert.equal(header(r.json.headers, 'content-disposition'), node.headers.get('content-disposition'));
+  assert.equal(header(r.json.headers, 'content-disposition'), 'attachment; filename="cafÃ© â\u0082¬.txt"');
+  // The one difference from Node (docs/extensions.md): a byte that is not UTF-8 reaches the host as U+FFFD
+  // (undici's request() decodes UTF-8), so latin1 "café" shows its last byte as "ï¿½" where Node shows "é".
+  assert.equal(node.headers.get('x-latin'), 'café');
+  assert.equal(header(r.json.headers, 'x-latin'), 'caf\u00ef\u00bf\u00bd');
+});
+
 test('refused hosts never reach the server: another name, no allow.net, userinfo tricks, other IP forms', async (t) => {
   const srv = await startServer(t);
   const client = await serve(t);

@@ -118,6 +118,13 @@ test('the Python host enforces the limits the Node host does: a deadline (runtim
   assert.match(nodeHog.error, /^MemoryLimitError: /);
 });
 
+test('a lone surrogate crosses to either host well-formed: the same error text, one U+FFFD each, and a result keeps it', async () => {
+  assert.deepEqual(await sameOnBothHosts(built.portable, 'portable.lone', { fail: false }), { kept: 'a\uD800b', raw: 'c\uFFFDd' });
+  const [py, node] = await Promise.all([pyCall(built.portable, 'portable.lone', { fail: true }), nodeCall(dir, built.portable, 'portable.lone', { fail: true })]);
+  assert.equal(py.out.error.split('\n')[0], 'Error: lone \uFFFD and \uFFFD error', py.stderr);
+  assert.equal(node.error, 'Error: lone \uFFFD and \uFFFD error');
+});
+
 test('wasm-tools validates the engine and every artifact this test built', async () => {
   const files = [join(root, 'build/engine/engine.wasm'), ...Object.values(built)];
   assert.ok(files.length >= 4, `artifacts built: ${Object.keys(built).join(', ')}`);

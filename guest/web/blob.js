@@ -1,5 +1,5 @@
 // Blob, File, FormData, and multipart/form-data encoding.
-import { $, isBufferSource, toBytes } from './internal.js';
+import { $, isBufferSource, toBytes, usv } from './internal.js';
 import { decodeUtf8, utf8Encode } from './encoding.js';
 import { ReadableStream } from './streams.js';
 
@@ -36,15 +36,15 @@ class File extends Blob {
 class FormData {
   constructor() { this[$] = []; }
   _entry(name, value, filename) {
-    if (value instanceof Blob) return [String(name), value instanceof File && filename === undefined ? value : new File([value], filename ?? (value instanceof File ? value.name : 'blob'), { type: value.type })];
-    return [String(name), String(value)];
+    if (value instanceof Blob) return [usv(name), value instanceof File && filename === undefined ? value : new File([value], filename === undefined ? (value instanceof File ? value.name : 'blob') : usv(filename), { type: value.type })];
+    return [usv(name), usv(value)];
   }
   append(n, v, f) { this[$].push(this._entry(n, v, f)); }
   set(n, v, f) { const e = this._entry(n, v, f); const i = this[$].findIndex(([k]) => k === e[0]); if (i < 0) this[$].push(e); else { this[$][i] = e; this[$] = this[$].filter(([k], j) => k !== e[0] || j === i); } }
-  get(n) { const e = this[$].find(([k]) => k === String(n)); return e ? e[1] : null; }
-  getAll(n) { return this[$].filter(([k]) => k === String(n)).map(([, v]) => v); }
-  has(n) { return this[$].some(([k]) => k === String(n)); }
-  delete(n) { this[$] = this[$].filter(([k]) => k !== String(n)); }
+  get(n) { const name = usv(n); const e = this[$].find(([k]) => k === name); return e ? e[1] : null; }
+  getAll(n) { const name = usv(n); return this[$].filter(([k]) => k === name).map(([, v]) => v); }
+  has(n) { const name = usv(n); return this[$].some(([k]) => k === name); }
+  delete(n) { const name = usv(n); this[$] = this[$].filter(([k]) => k !== name); }
   forEach(fn, self) { for (const [k, v] of this[$]) fn.call(self, v, k, this); }
   keys() { return this[$].map(([k]) => k)[Symbol.iterator](); }
   values() { return this[$].map(([, v]) => v)[Symbol.iterator](); }

@@ -21,7 +21,8 @@ function quote(s) {
     else if (ch === '\b') out += '\\b';
     else if (ch === '\f') out += '\\f';
     else if (ch === '\v') out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).toUpperCase().padStart(2, '0');
+    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) out += '\\x' + c.toString(16).toUpperCase().padStart(2, '0');
+    else if (c >= 0xd800 && c <= 0xdfff) out += '\\u' + c.toString(16); // a lone surrogate, as Node shows it
     else out += ch;
   }
   return q + out + q;

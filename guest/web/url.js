@@ -1,5 +1,5 @@
 // URL and URLSearchParams: parsing and every setter run in the host's WHATWG URL (runtime.parse-url, set-url-part).
-import { $, host } from './internal.js';
+import { $, host, usv } from './internal.js';
 import { utf8Encode } from './encoding.js';
 
 // application/x-www-form-urlencoded: serialize (space as +, all but *-._ and alphanumerics escaped) and parse
@@ -28,21 +28,28 @@ class URLSearchParams {
     this[$] = { list: [], url: null };
     if (init instanceof URLSearchParams) this[$].list = init[$].list.map((p) => [...p]);
     else if (typeof init === 'object' && init !== null && typeof init[Symbol.iterator] === 'function') {
-      for (const pair of init) { const p = [...pair]; if (p.length !== 2) throw new TypeError('URLSearchParams: each pair needs a name and a value'); this[$].list.push([String(p[0]), String(p[1])]); }
+      for (const pair of init) { const p = [...pair]; if (p.length !== 2) throw new TypeError('URLSearchParams: each pair needs a name and a value'); this[$].list.push([usv(p[0]), usv(p[1])]); }
     } else if (typeof init === 'object' && init !== null) {
-      for (const k of Object.keys(init)) this[$].list.push([k, String(init[k])]);
-    } else this[$].list = parseQuery(String(init));
+      for (const k of Object.keys(init)) this[$].list.push([usv(k), usv(init[k])]);
+    } else this[$].list = parseQuery(usv(init));
   }
   get size() { return this[$].list.length; }
-  append(n, v) { this[$].list.push([String(n), String(v)]); this._update(); }
-  delete(n, v) { this[$].list = this[$].list.filter(([k, x]) => k !== String(n) || (v !== undefined && x !== String(v))); this._update(); }
-  get(n) { const p = this[$].list.find(([k]) => k === String(n)); return p ? p[1] : null; }
-  getAll(n) { return this[$].list.filter(([k]) => k === String(n)).map(([, v]) => v); }
-  has(n, v) { return this[$].list.some(([k, x]) => k === String(n) && (v === undefined || x === String(v))); }
+  append(n, v) { this[$].list.push([usv(n), usv(v)]); this._update(); }
+  delete(n, v) {
+    const name = usv(n), value = v === undefined ? undefined : usv(v);
+    this[$].list = this[$].list.filter(([k, x]) => k !== name || (value !== undefined && x !== value));
+    this._update();
+  }
+  get(n) { const name = usv(n); const p = this[$].list.find(([k]) => k === name); return p ? p[1] : null; }
+  getAll(n) { const name = usv(n); return this[$].list.filter(([k]) => k === name).map(([, v]) => v); }
+  has(n, v) {
+    const name = usv(n), value = v === undefined ? undefined : usv(v);
+    return this[$].list.some(([k, x]) => k === name && (value === undefined || x === value));
+  }
   set(n, v) {
-    const name = String(n), list = this[$].list, i = list.findIndex(([k]) => k === name);
-    if (i < 0) list.push([name, String(v)]);
-    else { list[i][1] = String(v); this[$].list = list.filter(([k], j) => k !== name || j === i); }
+    const name = usv(n), value = usv(v), list = this[$].list, i = list.findIndex(([k]) => k === name);
+    if (i < 0) list.push([name, value]);
+    else { list[i][1] = value; this[$].list = list.filter(([k], j) => k !== name || j === i); }
     this._update();
   }
   sort() { this[$].list.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)); this._update(); }

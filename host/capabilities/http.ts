@@ -107,6 +107,12 @@ function headerPairs(raw: Record<string, string | string[] | undefined>): [strin
   return out;
 }
 
+/** A response header's value as Node's fetch shows it: one character per byte on the wire (a ByteString, which
+ *  the guest's Headers requires; a UTF-8 file name in Content-Disposition arrives as Node shows it). undici's
+ *  request() decodes values as UTF-8; encoding that back gives the bytes of every value that was valid UTF-8.
+ *  (A byte that was not arrived as U+FFFD, and shows as "ï¿½" where Node shows the byte's latin1 character.) */
+const byteString = (v: string): string => (/[^\x00-\x7f]/.test(v) ? Buffer.from(v, 'utf8').toString('latin1') : v);
+
 const load = createRequire(import.meta.url);
 // node:dns and node:http load with the first request, as undici does: `kiln run` of a script that fetches
 // nothing never pays for them.
@@ -215,9 +221,12 @@ export class HttpSession {
           if (cause) throw cause;
           throw new HttpError(`${method} ${url.host}: ${e?.code ? `${e.code} ` : ''}${e?.message ?? e}`);
         });
-        const resHeaders = headerPairs(res.headers as Record<string, string | string[]>);
+        const decoded = headerPairs(res.headers as Record<string, string | string[]>);
+        const resHeaders = decoded.map(([k, v]): [string, string] => [k, byteString(v)]);
+        // Cookies as bytes, so that one goes back to the server exactly as it came (undici writes latin1).
         for (const [k, v] of resHeaders) if (k === 'set-cookie') await this.jar.setCookie(v, url.href, { ignoreError: true });
-        const location = resHeaders.find(([k]) => k === 'location')?.[1];
+        // A redirect's target as UTF-8, as a browser reads it (a file name in it is then percent-encoded right).
+        const location = decoded.find(([k]) => k === 'location')?.[1];
         const isRedirect = [301, 302, 303, 307, 308].includes(res.statusCode) && location !== undefined;
         if (isRedirect && req.redirect !== 'manual') {
           await res.body.dump().catch(() => {});

@@ -23,6 +23,7 @@
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { MAX_JSON_DEPTH, textNestsDeeper } from '../json-depth.js';
+import { parseGuestJson } from '../guest-json.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { IntlHost } from '../intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
@@ -498,7 +499,7 @@ export class GuestInstance {
       : running
       ? Promise.resolve().then(() => {
         if (abort.signal.aborted) throw new KilnError(`${kind} was cancelled: its call had ended`);
-        return this.host.op(kind, running, JSON.parse(requestJson), { body, signal: abort.signal, call: running.hook });
+        return this.host.op(kind, running, kind === 'plugins.call' ? JSON.parse(requestJson) : parseGuestJson(requestJson), { body, signal: abort.signal, call: running.hook });
       })
       : Promise.reject(new KilnError(`${kind} can only be called while a handler runs (not from top-level code or after the handler returned)`));
     work.then(

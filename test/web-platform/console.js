@@ -13,7 +13,7 @@ const vals = [
   [[1, [2, [3, [4]]]]], Array.from({ length: 30 }, (_, i) => i), Array.from({ length: 10 }, (_, i) => 'item' + i),
   Array.from({ length: 120 }, (_, i) => i), { get g() { return 1; }, set s(v) {}, get gs() { return 1; }, set gs(v) {} },
   'multi\nline', ['quote\'s', 'dq"', 'both\'"'], new WeakMap(), [undefined, null], { fn() {} }, Object.assign(() => {}, { prop: 1 }),
-  { a: [1, 2, { b: new Map([[1, { c: 2 }]]) }] }, Array.from({ length: 8 }, (_, i) => ({ id: i })), [-1.5, 100, 3, 22222, 5, 6, 7],
+  ['\x85', '\x9f', '\x7f', '\xa0'], ['\ud800', 'a\udfffb', '\ud83d\ude00', { ['k\udbff']: '\udc00' }], { a: [1, 2, { b: new Map([[1, { c: 2 }]]) }] }, Array.from({ length: 8 }, (_, i) => ({ id: i })), [-1.5, 100, 3, 22222, 5, 6, 7],
 ];
 for (const v of vals) console.log(v);
 console.log('%s is %d years and %i, %f', 'Bob', 42.5, 42.9, '1.5');
