@@ -12,16 +12,34 @@
 /** A lone surrogate: in a `u` regexp, a surrogate range matches only surrogates that are not part of a pair. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const LONE_SURROGATES = /[\uD800-\uDFFF]/gu;
+/** A `\uD8xx`-`\uDFxx` escape, the only way a surrogate reaches the host in JSON text: the glue has already
+ *  replaced every raw one. (An escaped backslash before "ud8.." also matches; that only costs the walk.) */
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 
 export const wellFormed = (s: string): string => (LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATES, '\uFFFD') : s);
 
-/** JSON.parse, every string and key well-formed. Keys that become equal keep the later value, as JSON does. */
+/** JSON.parse, every string and key well-formed. Keys that become equal keep the later value, as JSON does.
+ *  No recursion: a request nested thousands of levels deep gets the capability's own answer, not a stack
+ *  overflow here (JSON.parse's reviver recurses). */
 export function parseGuestJson(text: string): unknown {
-  return JSON.parse(text, (_key, value: unknown) => {
-    if (typeof value === 'string') return wellFormed(value);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-    const keys = Object.keys(value);
-    if (!keys.some((k) => LONE_SURROGATE.test(k))) return value;
-    return Object.fromEntries(keys.map((k) => [wellFormed(k), (value as Record<string, unknown>)[k]]));
-  });
+  const value: unknown = JSON.parse(text);
+  if (!SURROGATE_ESCAPE.test(text)) return value;
+  if (typeof value === 'string') return wellFormed(value);
+  if (value === null || typeof value !== 'object') return value;
+  const pending: object[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop() as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const v = node[key];
+      if (typeof v === 'string') node[key] = wellFormed(v);
+      else if (v !== null && typeof v === 'object') pending.push(v);
+      if (!Array.isArray(node) && LONE_SURROGATE.test(key)) {
+        const fixed = node[key];
+        delete node[key];
+        // defineProperty, not assignment: a key that becomes "__proto__" stays data, never a prototype.
+        Object.defineProperty(node, wellFormed(key), { value: fixed, writable: true, enumerable: true, configurable: true });
+      }
+    }
+  }
+  return value;
 }

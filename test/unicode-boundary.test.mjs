@@ -129,6 +129,12 @@ test('parseGuestJson: every string and key well-formed, pairs and U+FFFD kept, n
   assert.equal(Object.getPrototypeOf(proto), Object.prototype);
   assert.deepEqual(Object.keys(proto), ['__proto__', '\uFFFD']);
   assert.equal({}.polluted, undefined);
+  // No recursion: a request nested 100,000 deep is read (the capability then answers it), its string fixed.
+  const deep = parseGuestJson(`${'['.repeat(100_000)}"\\ud800"${']'.repeat(100_000)}`);
+  let inner = deep;
+  while (Array.isArray(inner)) inner = inner[0];
+  assert.equal(inner, '\uFFFD');
+  assert.doesNotThrow(() => parseGuestJson(`${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`));
 });
 
 test('a guest log line cut at its length limit is never cut between the halves of a surrogate pair', () => {
