@@ -16,7 +16,7 @@ const LONE_SURROGATES = /[\uD800-\uDFFF]/gu;
  *  replaced every raw one. (An escaped backslash before "ud8.." also matches; that only costs the walk.) */
 const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 
-export const wellFormed = (s: string): string => (LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATES, '\uFFFD') : s);
+const wellFormed = (s: string): string => (LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATES, '\uFFFD') : s);
 
 /** JSON.parse, every string and key well-formed. Keys that become equal keep the later value, as JSON does.
  *  No recursion: a request nested thousands of levels deep gets the capability's own answer, not a stack

@@ -397,6 +397,14 @@ export async function buildEngine() {
   return info;
 }
 
+/** `js` with `from` (a string, or a regexp) replaced by `to`. It must match exactly `count` times (at least once
+ *  when `count` is undefined): jco is pinned, so a new jco fails the build here, not at run time. */
+function editBindings(js, from, to, count) {
+  const n = typeof from === 'string' ? js.split(from).length - 1 : (js.match(from) ?? []).length;
+  if (count !== undefined ? n !== count : n === 0) throw new Error(`bindings edit matched ${n} times, expected ${count ?? 'some'}: ${from}`);
+  return typeof from === 'string' ? js.split(from).join(to) : js.replace(from, to);
+}
+
 /**
  * The per-call path of jco's generated bindings, made lean. Every import and export wrapper opened and
  * closed an async-task record (startCurrentTask/endCurrentTask: a Map lookup, an object, two array pushes)
@@ -409,11 +417,7 @@ export async function buildEngine() {
  * exactly the expected number of times (jco is pinned): a new jco fails the build here, not at run time.
  */
 export function slimBindings(js) {
-  const edit = (from, to, count) => {
-    const n = typeof from === 'string' ? js.split(from).length - 1 : (js.match(from) ?? []).length;
-    if (count !== undefined ? n !== count : n === 0) throw new Error(`bindings edit matched ${n} times, expected ${count ?? 'some'}: ${from}`);
-    js = typeof from === 'string' ? js.split(from).join(to) : js.replace(from, to);
-  };
+  const edit = (from, to, count) => { js = editBindings(js, from, to, count); };
   // Not a speed edit: a string the guest hands the host keeps a leading U+FEFF. jco's decoder is a default
   // TextDecoder, which drops a byte order mark at the start of every text it decodes: vars.set('\uFEFFabc')
   // and vars.set('abc') were one key, and a log line or URL lost its first character (wasmtime keeps it).
@@ -508,11 +512,7 @@ export function slimBindings(js) {
  * imports; its one `import.meta.url` is a default for a `getCoreModule` kiln always passes.
  */
 export function commonJsBindings(js) {
-  const edit = (from, to) => {
-    const n = js.split(from).length - 1;
-    if (n !== 1) throw new Error(`bindings (CommonJS): ${JSON.stringify(from)} matched ${n} times, expected 1`);
-    js = js.replace(from, to);
-  };
+  const edit = (from, to) => { js = editBindings(js, from, to, 1); };
   if (/^\s*(import|export)\b/m.test(js.replace(/^export function instantiate\(/m, ''))) {
     throw new Error('bindings (CommonJS): jco emitted an import or export besides `export function instantiate`');
   }
