@@ -68,9 +68,13 @@ test('denyPrivate refuses loopback, private, link-local and mapped addresses, an
   const deny = { ...P, denyPrivate: true };
   for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1',
     // IPv4-compatible, IPv4-translated, NAT64 (well-known and local-use), 6to4, site-local; hex and dotted spellings
-    '::7f00:1', '::127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '64:ff9b::7f00:1', '64:FF9B::192.168.0.1', '64:ff9b:1::8.8.8.8', '2002:7f00:1::', '2002:a00:1:1::1', 'fec0::1', '::ffff:7f00:1']) {
+    '::7f00:1', '::127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '64:ff9b::7f00:1', '64:FF9B::192.168.0.1', '64:ff9b:1::8.8.8.8', '2002:7f00:1::', '2002:a00:1:1::1', 'fec0::1', '::ffff:7f00:1',
+    // Teredo: a private server (groups 2-3), or a private client (groups 6-7, every bit inverted: 80ff:fffe is 127.0.0.1)
+    '2001:0:7f00:1::', '2001:0:a00:1:0:0:808:808', '2001:0:808:808:8000:ffff:80ff:fffe', '2001:0000:0808:0808:0:0:3fff:fffe', '2001:0:808:808::3f57:fffe']) {
     assert.equal(addressAllowed(a, deny), false, a);
     assert.equal(addressAllowed(a, P), true, `${a} without denyPrivate`);
   }
-  for (const a of ['93.184.216.34', '2606:2800:220:1::1', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '::8.8.8.8', '2001:db8::1']) assert.equal(addressAllowed(a, deny), true, a);
+  for (const a of ['93.184.216.34', '2606:2800:220:1::1', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '::8.8.8.8', '2001:db8::1',
+    // Teredo with a public server and a public client (f7f7:f7f7 is 8.8.8.8 inverted); 2001:1:: is not Teredo
+    '2001:0:808:808::f7f7:f7f7', '2001:1:7f00:1::80ff:fffe']) assert.equal(addressAllowed(a, deny), true, a);
 });

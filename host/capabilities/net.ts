@@ -136,26 +136,27 @@ function ipv6Groups(address: string): number[] {
   return groups.map((g) => parseInt(g, 16));
 }
 
-/** The IPv4 address an IPv6 address carries, where a network may deliver it to that IPv4 host: IPv4-mapped
- *  (::ffff:0:0/96), IPv4-compatible (::/96, deprecated), IPv4-translated (::ffff:0:0:0/96), NAT64's well-known
- *  prefix (64:ff9b::/96) and 6to4 (2002::/16). */
-function embeddedIpv4(groups: number[]): string | undefined {
+/** The IPv4 addresses an IPv6 address carries, where a network may deliver it to those IPv4 hosts:
+ *  IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96, deprecated), IPv4-translated (::ffff:0:0:0/96),
+ *  NAT64's well-known prefix (64:ff9b::/96), 6to4 (2002::/16) and Teredo (2001::/32, RFC 4380: the relay's
+ *  server in groups 2-3, the client in groups 6-7 with every bit inverted). */
+function embeddedIpv4(groups: number[]): string[] {
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
-  if (g0 === 0x2002) return v4(g1, g2);
-  if (g1 === 0 && g2 === 0 && g3 === 0 && ((g0 === 0 && g4 === 0 && (g5 === 0 || g5 === 0xffff)) || (g0 === 0 && g4 === 0xffff && g5 === 0))) return v4(g6, g7);
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return v4(g6, g7);
-  return undefined;
+  if (g0 === 0x2002) return [v4(g1, g2)];
+  if (g0 === 0x2001 && g1 === 0) return [v4(g2, g3), v4(g6 ^ 0xffff, g7 ^ 0xffff)];
+  if (g1 === 0 && g2 === 0 && g3 === 0 && ((g0 === 0 && g4 === 0 && (g5 === 0 || g5 === 0xffff)) || (g0 === 0 && g4 === 0xffff && g5 === 0))) return [v4(g6, g7)];
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return [v4(g6, g7)];
+  return [];
 }
 
-/** Whether a resolved address may be connected to under `policy`. An IPv6 address that carries an IPv4
- *  address (mapped, compatible, translated, NAT64, 6to4) is judged by that IPv4 address as well. */
+/** Whether a resolved address may be connected to under `policy`. An IPv6 address that carries IPv4
+ *  addresses (mapped, compatible, translated, NAT64, 6to4, Teredo) is judged by each of them as well. */
 export function addressAllowed(address: string, policy: NetPolicy): boolean {
   if (!policy.denyPrivate) return true;
   const family = isIP(address);
   if (family === 0) return false;
   if (family === 4) return !PRIVATE.check(address, 'ipv4');
   if (PRIVATE.check(address, 'ipv6')) return false;
-  const inner = embeddedIpv4(ipv6Groups(address));
-  return inner === undefined || !PRIVATE.check(inner, 'ipv4');
+  return embeddedIpv4(ipv6Groups(address)).every((inner) => !PRIVATE.check(inner, 'ipv4'));
 }
