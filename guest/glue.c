@@ -740,9 +740,14 @@ static JSValue make_natives(void) {
 }
 
 /* ---- runtime setup ---------------------------------------------------------------------------- */
-/* The wasm shadow stack is 1 MiB (see the link flags); QuickJS must hit its own limit, a catchable
- * RangeError, well before the real one. */
-#define JS_STACK_LIMIT (512u * 1024u)
+/* The wasm shadow stack is 5 MiB (see the link flags). QuickJS must hit its own limit, a catchable
+ * RangeError, before either real stack runs out: this shadow stack, and the host's native stack, which every
+ * wasm frame also uses (scripts/build-engine.mjs weighs the C recursions that use only the native one). The
+ * host sets the limit at load from its thread's native stack (config.stackLimit, host/engine/stack.ts); until
+ * then (the snapshot, `compile`) it is what Node's main thread, the smallest, allows. */
+#define JS_STACK_LIMIT (384u * 1024u)
+#define JS_STACK_LIMIT_MIN (64u * 1024u)
+#define JS_STACK_LIMIT_MAX (4u * 1024u * 1024u)
 
 /* QuickJS calls this every JS_INTERRUPT_COUNTER_INIT (10000) steps; non-zero stops the running code. */
 static int interrupt_handler(JSRuntime *r, void *opaque) {
@@ -881,7 +886,8 @@ static JSValue eval_bytecode(const uint8_t *buf, size_t len, const char *module_
   return JS_EvalFunction(ctx, obj);
 }
 
-/* Applies config.memoryLimit; returns config.moduleUrl (the extension's import.meta.url) malloc'ed, or NULL. */
+/* Applies config.memoryLimit and config.stackLimit (clamped to what the shadow stack holds); returns
+ * config.moduleUrl (the extension's import.meta.url) malloc'ed, or NULL. */
 static char *apply_config(const char *config, size_t config_len) {
   char *text = dup_bytes(config, config_len); /* the parser wants a NUL after the text */
   JSValue cfg = JS_ParseJSON(ctx, text, config_len, "config");
@@ -890,6 +896,14 @@ static char *apply_config(const char *config, size_t config_len) {
   double limit = 0;
   if (JS_IsNumber(lim) && JS_ToFloat64(ctx, &limit, lim) == 0 && limit > 0) JS_SetMemoryLimit(rt, (size_t)limit);
   JS_FreeValue(ctx, lim);
+  JSValue stk = JS_GetPropertyStr(ctx, cfg, "stackLimit");
+  double stack = 0;
+  if (JS_IsNumber(stk) && JS_ToFloat64(ctx, &stack, stk) == 0 && stack > 0) {
+    if (stack < JS_STACK_LIMIT_MIN) stack = JS_STACK_LIMIT_MIN;
+    if (stack > JS_STACK_LIMIT_MAX) stack = JS_STACK_LIMIT_MAX;
+    JS_SetMaxStackSize(rt, (size_t)stack);
+  }
+  JS_FreeValue(ctx, stk);
   char *url = NULL;
   JSValue u = JS_GetPropertyStr(ctx, cfg, "moduleUrl");
   if (JS_IsString(u)) {

@@ -247,6 +247,39 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
                 }
                 if (code_match(&cc, pos_next, M3(OP_put_loc, OP_put_arg, OP_put_var_ref), -1, OP_drop, -1)) {
 ` },
+  // Stack weights. QuickJS's own stack check (a catchable RangeError) measures the wasm shadow stack, but a
+  // recursion made of C frames that keep nothing there (JSON.stringify of nested arrays, Array.prototype.flat,
+  // a chain of proxies, the parser) grows only the host's native stack, and that overflow is not catchable:
+  // it leaves the instance mid-operation, so the host discards it. Each guarded frame that stays on the stack
+  // through such a recursion (every js_check_stack_overflow caller but the interpreter's own, whose locals
+  // already live on the shadow stack) reserves KILN_STACK_WEIGHT bytes of shadow stack, as do the proxy traps
+  // and the parser's unary levels; its assignment-expression and statement levels reserve KILN_PARSE_WEIGHT
+  // and each of its eight binary-precedence levels KILN_PARSE_LEVEL_WEIGHT (a parenthesis nests all of them:
+  // ~1.5 KB of native stack per level in V8's baseline code), so QuickJS's limit is reached first. glue.c sets that limit from the native stack the host reports (host/engine/stack.ts).
+  { file: 'quickjs.c', count: 1,
+    from: 'static inline bool js_check_stack_overflow(JSRuntime *rt, size_t alloca_size)\n{\n    uintptr_t sp;\n    sp = js_get_stack_pointer() - alloca_size;\n    return unlikely(sp < rt->stack_limit);\n}\n',
+    to: 'static inline bool js_check_stack_overflow_(JSRuntime *rt, size_t alloca_size)\n{\n    uintptr_t sp;\n    sp = js_get_stack_pointer() - alloca_size;\n    return unlikely(sp < rt->stack_limit);\n}\n\n' +
+      // The empty asm takes the block's address, so the compiler keeps all n bytes (a plain store would let
+      // it shrink the block to the byte it writes).
+      '#define KILN_WEIGH(n) ({ char *kiln_w_ = __builtin_alloca(n); __asm__ volatile("" : : "r"(kiln_w_)); (void)0; })\n' +
+      '#define KILN_STACK_WEIGHT 128\n#define KILN_PARSE_WEIGHT 256\n#define KILN_PARSE_LEVEL_WEIGHT 64\n' +
+      '#define js_check_stack_overflow(rt, n) (KILN_WEIGH(KILN_STACK_WEIGHT), js_check_stack_overflow_(rt, n))\n' },
+  { file: 'quickjs.c', count: 1,
+    from: '    if (js_check_stack_overflow(rt, alloca_size))\n',
+    to: '    if (js_check_stack_overflow_(rt, alloca_size))\n' },
+  { file: 'quickjs.c', count: 13, from: ' = get_proxy_method(ctx, &method, ', to: ' = get_proxy_method((KILN_WEIGH(KILN_STACK_WEIGHT), ctx), &method, ' },
+  { file: 'quickjs.c', count: 1,
+    from: 'static __exception int js_parse_assign_expr2(JSParseState *s, int parse_flags)\n{\n    int opcode, op, scope;\n    JSAtom name0 = JS_ATOM_NULL;\n    JSAtom name;\n',
+    to: 'static __exception int js_parse_assign_expr2(JSParseState *s, int parse_flags)\n{\n    int opcode, op, scope;\n    JSAtom name0 = JS_ATOM_NULL;\n    JSAtom name;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: 'static __exception int js_parse_expr_binary(JSParseState *s, int level,\n                                            int parse_flags)\n{\n    int op, opcode;\n',
+    to: 'static __exception int js_parse_expr_binary(JSParseState *s, int level,\n                                            int parse_flags)\n{\n    int op, opcode;\n    KILN_WEIGH(KILN_PARSE_LEVEL_WEIGHT);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: 'static __exception int js_parse_unary(JSParseState *s, int parse_flags)\n{\n    int op;\n',
+    to: 'static __exception int js_parse_unary(JSParseState *s, int parse_flags)\n{\n    int op;\n    KILN_WEIGH(KILN_STACK_WEIGHT);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n',
+    to: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
   { // kiln_seed_random: the per-instance reseed glue.c calls.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',
@@ -264,7 +297,7 @@ const CFLAGS = ['--target=wasm32-wasi', '-Os', '-w', '-fno-ident', '-D_GNU_SOURC
 // --max-memory: a hard ceiling on any instance's linear memory (QuickJS's own limit is set lower per
 // extension at load); past it malloc fails inside the guest, never on the host.
 const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-first',
-  '-Wl,-z,stack-size=1048576', '-Wl,--max-memory=536870912', '-Wl,--strip-all', '-lm'];
+  '-Wl,-z,stack-size=5242880', '-Wl,--max-memory=536870912', '-Wl,--strip-all', '-lm'];
 
 const WASM_OPT_FEATURES = ['--enable-bulk-memory', '--enable-sign-ext', '--enable-nontrapping-float-to-int', '--enable-mutable-globals', '--enable-multivalue', '--enable-reference-types'];
 

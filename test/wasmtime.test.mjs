@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { concat, customSection } from '../dist/host/engine/wasm-binary.js';
 import { fixtures, kiln, root } from './helpers.mjs';
+import { nodeOutcomes, writeDeepExtension } from './stack-shapes.mjs';
 
 const python = join(root, 'build/py/bin/python');
 const wasmTools = join(root, 'build/py/bin/wasm-tools');
@@ -123,6 +124,18 @@ test('a lone surrogate crosses to either host well-formed: the same error text, 
   const [py, node] = await Promise.all([pyCall(built.portable, 'portable.lone', { fail: true }), nodeCall(dir, built.portable, 'portable.lone', { fail: true })]);
   assert.equal(py.out.error.split('\n')[0], 'Error: lone \uFFFD and \uFFFD error', py.stderr);
   assert.equal(node.error, 'Error: lone \uFFFD and \uFFFD error');
+});
+
+test('deep recursion on wasmtime is a catchable RangeError too, with the stack limit docs/architecture.md gives', async () => {
+  const artifact = join(dir, 'deep.wasm');
+  const r = await kiln(['build', writeDeepExtension(dir), '-o', artifact]);
+  assert.equal(r.code, 0, r.stderr);
+  built.deep = artifact;
+  for (const n of [100_000, 150]) {
+    const py = await pyCall(artifact, 'deep.run', { n });
+    assert.equal(py.out.error, undefined, `host.py failed: ${py.out.error}\n${py.stderr}`);
+    assert.deepEqual(py.out.result, nodeOutcomes(n), `${n} levels`);
+  }
 });
 
 test('wasm-tools validates the engine and every artifact this test built', async () => {

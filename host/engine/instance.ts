@@ -27,6 +27,7 @@ import { parseGuestJson } from '../guest-json.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
 import { IntlHost } from '../intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
+import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
@@ -112,6 +113,9 @@ export interface LoadConfig {
   memoryLimit?: number;
   /** The extension module's `import.meta.url`. */
   moduleUrl?: string;
+  /** Bytes of wasm shadow stack QuickJS may use before its RangeError; `load` sets it from the native stack
+   *  of the thread the guest runs on (host/engine/stack.ts). */
+  stackLimit?: number;
 }
 
 type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
@@ -282,7 +286,8 @@ export class GuestInstance {
     try {
       const image = this.image ?? new Uint8Array();
       this.image = undefined; // the guest has its own copy now
-      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(config), image)) as string);
+      const withStack = { ...config, stackLimit: guestStackLimit() };
+      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(withStack), image)) as string);
     } finally {
       this.loading = false;
       this.cancelIdleWork();

@@ -3,6 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import { CancelledError, CpuLimitError, GuestCrashError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import type { Engine } from './engine.js';
+import { WORKER_STACK_MB } from './stack.js';
 import type { CancelHook, Invocation, LoadConfig, OpExtras, OpKind } from './instance.js';
 import { toWire, type FromWorker, type ToWorker, type WireError } from './worker.js';
 
@@ -110,6 +111,9 @@ export class SessionWorker {
   constructor(engine: Engine) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, busy: this.busyFlag.buffer, stop: this.stopWord.buffer, epoch: this.epoch },
+      // A larger native stack than the default 4 MB lets guests recurse about as deep as Node does (the guest's
+      // own limit follows it: host/engine/stack.ts); it is reserved, and touched only by deep recursion.
+      resourceLimits: { stackSizeMb: WORKER_STACK_MB },
     });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => this.replies.set(0, { resolve, reject }));

@@ -45,7 +45,10 @@ from collections import deque
 import wasmtime
 from wasmtime.component import Component, Linker, Variant
 
-CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024}
+# wasm's native stack (wasmtime's own default is 512 KiB), and QuickJS's shadow-stack limit at 0.4 of it, as
+# docs/architecture.md asks: deep recursion is then a catchable RangeError, never a trap.
+WASM_STACK = 2 * 1024 * 1024
+CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024, "stackLimit": WASM_STACK // 5}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
 CONTRACT = "0.6.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
@@ -182,6 +185,7 @@ class Host:
 
         config = wasmtime.Config()
         config.epoch_interruption = True  # the backstop for a guest that never asks `interrupted`
+        config.max_wasm_stack = WASM_STACK
         self.engine = wasmtime.Engine(config)
         self.component = Component(self.engine, artifact_bytes)
         self.version = self.contract_version()
