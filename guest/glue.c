@@ -161,7 +161,7 @@ static char *exception_text(size_t *out_len) {
 
 static void log_text(uint32_t level, const char *s, size_t len) { imp_runtime_log(level, s, len); }
 
-int kiln_out_of_memory; /* set by the patched JS_ThrowOutOfMemory (see scripts/build-engine.mjs) */
+int kiln_out_of_memory; /* set by the patched allocator and JS_ThrowOutOfMemory (see scripts/build-engine.mjs) */
 static const char oom_text[] = "InternalError: out of memory";
 
 /* Unhandled rejections, as the engine reports them: a promise rejected with no handler is held here until the
@@ -475,8 +475,9 @@ static JSValue n_finish(JSContext *c, JSValueConst this_val, int argc, JSValueCo
   size_t len;
   if (JS_ToUint32(c, &inv, argv[0])) return JS_EXCEPTION;
   int ok = JS_ToBool(c, argv[1]);
-  if (!ok && kiln_out_of_memory) {
-    /* The guest ran out of its heap during this or an earlier run: say so, whatever it managed to throw. */
+  if (kiln_out_of_memory) {
+    /* The guest ran out of its heap during this or an earlier run: say so, whatever it managed to throw, and
+     * also when it caught that and returned (what it returned may be missing what it could not allocate). */
     kiln_out_of_memory = 0;
     imp_runtime_finish(inv, 1, oom_text, sizeof oom_text - 1);
     return JS_UNDEFINED;

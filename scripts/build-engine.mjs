@@ -247,6 +247,23 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
                 }
                 if (code_match(&cc, pos_next, M3(OP_put_loc, OP_put_arg, OP_put_var_ref), -1, OP_drop, -1)) {
 ` },
+  // Every allocation QuickJS's accounting refuses (the heap limit) or the allocator cannot make sets the
+  // glue's out-of-memory flag. Not every such failure reaches JS_ThrowOutOfMemory (patched below): some paths
+  // return a bare exception with nothing pending, and the guest then caught null and went on (measured:
+  // 'ab'.repeat(5e5).replace(/(a)(b)/g, 'x') under a 64 MiB limit) where the guest must be discarded.
+  ...[
+    '    if (unlikely(s->malloc_size + (count * size) > s->malloc_limit - 1))\n        return NULL;\n',
+    '    if (unlikely(s->malloc_size + size > s->malloc_limit - 1))\n        return NULL;\n',
+    '    if (s->malloc_size + size - old_size > s->malloc_limit - 1)\n        return NULL;\n',
+  ].map((from) => ({ file: 'quickjs.c', count: 1, from, to: from.replace('        return NULL;\n', '        return kiln_refused();\n') })),
+  ...['calloc(rt, count, size)', 'malloc(rt, size)', 'realloc(rt, ptr, size)'].map((call) => ({
+    file: 'quickjs.c', count: 1,
+    from: `    ptr = js_arena_${call};\n    if (!ptr)\n        return NULL;\n`,
+    to: `    ptr = js_arena_${call};\n    if (!ptr)\n        return kiln_refused();\n`,
+  })),
+  { file: 'quickjs.c', count: 1,
+    from: 'void *js_calloc_rt(JSRuntime *rt, size_t count, size_t size)\n{\n',
+    to: 'extern int kiln_out_of_memory;\nstatic void *kiln_refused(void)\n{\n    kiln_out_of_memory = 1;\n    return NULL;\n}\n\nvoid *js_calloc_rt(JSRuntime *rt, size_t count, size_t size)\n{\n' },
   // Stack weights. QuickJS's own stack check (a catchable RangeError) measures the wasm shadow stack, but a
   // recursion made of C frames that keep nothing there (JSON.stringify of nested arrays, Array.prototype.flat,
   // a chain of proxies, the parser) grows only the host's native stack, and that overflow is not catchable:

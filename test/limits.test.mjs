@@ -58,6 +58,19 @@ test('running out of memory is a MemoryLimitError; the next call gets a fresh gu
   assert.equal(roomy.isError, false);
 });
 
+test('running out of memory fails the call even when the guest catches it and returns; the guest is reset', async (t) => {
+  const client = await serve(t, '[limits]\nmemoryLimitBytes = 16777216\n');
+  // Node returns 500000 for the second: 16 MiB is too little for quickjs-ng's list of 500,000 matches, and the
+  // error it throws when it runs out there is `null` (nothing could be allocated for it).
+  for (const tool of ['lim.hogCatching', 'lim.replaceCatching']) {
+    assert.equal((await call(client, 'lim.state')).json.globals, 1, `a fresh guest before ${tool}`);
+    const r = await call(client, tool);
+    assert.equal(r.isError, true, `${tool} returned ${r.text}`);
+    assert.match(r.text, new RegExp(`^MemoryLimitError: tool "${tool.replace('.', '\\.')}" ran out of its memory limit`));
+  }
+  assert.equal((await call(client, 'lim.state')).json.globals, 1, 'the guest was reset');
+});
+
 test('while one session is stopped for spinning, other sessions keep their state', async (t) => {
   const client = await serve(t);
   assert.equal((await call(client, 'lim.state', {}, { session: 'b' })).json.globals, 1);
