@@ -297,6 +297,20 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
   { file: 'quickjs.c', count: 1,
     from: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n',
     to: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  // The fast path for built-in iterators calls their `next` directly, past js_call_c_function's check: a chain
+  // of iterator helpers (it.map(f).map(f)...) or of Iterator.concat recursed unchecked.
+  { file: 'quickjs.c', count: 1,
+    from: '            func = p->u.cfunc.c_function;\n            return func.iterator_next(ctx, enum_obj, argc, argv,\n',
+    to: '            if (js_check_stack_overflow(ctx->rt, 0)) {\n                *pdone = false;\n                return JS_ThrowStackOverflow(ctx);\n            }\n            func = p->u.cfunc.c_function;\n            return func.iterator_next(ctx, enum_obj, argc, argv,\n' },
+  // A function nested in a function body is parsed past js_parse_statement_or_decl (js_parse_source_element).
+  { file: 'quickjs.c', count: 1,
+    from: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n',
+    to: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  // Defining a property through a proxy takes JS_DefineProperty's large frame per level (measured: a chain of
+  // empty proxies overflowed the main thread's native stack at 1,757 levels with the common weight).
+  { file: 'quickjs.c', count: 1,
+    from: ' = get_proxy_method((KILN_WEIGH(KILN_STACK_WEIGHT), ctx), &method, obj, JS_ATOM_defineProperty);',
+    to: ' = get_proxy_method((KILN_WEIGH(3 * KILN_STACK_WEIGHT), ctx), &method, obj, JS_ATOM_defineProperty);' },
   { // kiln_seed_random: the per-instance reseed glue.c calls.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',

@@ -23,12 +23,39 @@ export const SHAPES = {
   'eval of nested arrow functions': `return typeof (0, eval)('x => '.repeat(N) + '1')`,
 };
 
+// Shapes Node cannot be compared on: V8 does them without recursion (a proxy's defineProperty), or Node 20
+// lacks them (iterator helpers). Deep, each must be an error the code can catch — RangeError, or for the
+// parser a SyntaxError naming where it gave up — and never a crash; shallow, each runs.
+export const MORE_SHAPES = {
+  'Object.defineProperty through proxies': [`let p = {}; for (let i = 0; i < N; i++) p = new Proxy(p, {}); Object.defineProperty(p, 'x', { value: 1 }); return 1`, ['RangeError']],
+  'a class field defined on a proxy': [`let p = {}; for (let i = 0; i < N; i++) p = new Proxy(p, {}); class B { constructor() { return p; } } class C extends B { f = 1; } new C(); return 1`, ['RangeError']],
+  'a chain of iterator helpers': [`let it = [1].values(); for (let i = 0; i < N; i++) it = it.map((x) => x); return [...it].length`, ['RangeError']],
+  'a chain of Iterator.concat': [`let it = [1].values(); for (let i = 0; i < N; i++) it = Iterator.concat(it); return it.next().value`, ['RangeError']],
+  'eval of nested function declarations': [`return (0, eval)('function f(){'.repeat(N) + '}'.repeat(N)) ?? 0`, ['RangeError', 'SyntaxError']],
+};
+
 export const run = (body, n) => { try { new Function('N', body)(n); return 'ok'; } catch (e) { return e.name; } };
 /** What Node does with every shape at `n` levels. */
 export const nodeOutcomes = (n) => Object.fromEntries(Object.entries(SHAPES).map(([name, body]) => [name, run(body, n)]));
-/** A guest script (its last expression the result) doing the same, for the shapes named in `only` if given. */
-export const guestScript = (n, only = 'undefined') => `const shapes = ${JSON.stringify(SHAPES)};\nconst out = {};\nconst pick = ${only};\n` +
+/** A guest script (its last expression the result) running every shape, or the ones named in `only`. */
+const ALL_BODIES = { ...SHAPES, ...Object.fromEntries(Object.entries(MORE_SHAPES).map(([name, [body]]) => [name, body])) };
+export const guestScript = (n, only = 'undefined') => `const shapes = ${JSON.stringify(ALL_BODIES)};\nconst out = {};\nconst pick = ${only};\n` +
   `for (const [name, body] of Object.entries(shapes)) { if (pick && !pick.includes(name)) continue; try { new Function('N', body)(${n}); out[name] = 'ok'; } catch (e) { out[name] = e.name; } }\nout\n`;
+
+/** Split a guest's outcomes (every shape) into the ones compared with Node and the MORE_SHAPES ones. */
+export function splitOutcomes(guest) {
+  const compared = {}, more = {};
+  for (const [name, outcome] of Object.entries(guest)) (name in MORE_SHAPES ? more : compared)[name] = outcome;
+  return { compared, more };
+}
+
+/** Check the MORE_SHAPES outcomes at `n` levels: each allowed error deep, 'ok' shallow. */
+export function checkMoreShapes(assert, more, n) {
+  for (const [name, [, deep]] of Object.entries(MORE_SHAPES)) {
+    if (n > 1000) assert.ok(deep.includes(more[name]), `${name} at ${n}: ${more[name]}, expected one of ${deep.join(', ')}`);
+    else assert.equal(more[name], 'ok', `${name} at ${n}`);
+  }
+}
 
 /** An extension with one exposed tool, deep.run({ n, only? }), that runs the shapes in a guest. */
 export function writeDeepExtension(dir) {
