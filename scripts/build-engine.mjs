@@ -306,6 +306,14 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
   { file: 'quickjs.c', count: 1,
     from: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n',
     to: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  // `new new ... X` recurses in js_parse_postfix_expr itself, `class extends class extends ...` through
+  // js_parse_class: neither passes the weighted levels above.
+  { file: 'quickjs.c', count: 1,
+    from: 'static __exception int js_parse_postfix_expr(JSParseState *s, int parse_flags)\n{\n    FuncCallType call_type;\n',
+    to: 'static __exception int js_parse_postfix_expr(JSParseState *s, int parse_flags)\n{\n    FuncCallType call_type;\n    KILN_WEIGH(KILN_STACK_WEIGHT);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: '                                      JSParseExportEnum export_flag)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    JSAtom name = JS_ATOM_NULL, class_name = JS_ATOM_NULL, class_name1;\n',
+    to: '                                      JSParseExportEnum export_flag)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    JSAtom name = JS_ATOM_NULL, class_name = JS_ATOM_NULL, class_name1;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
   // Defining a property through a proxy takes JS_DefineProperty's large frame per level (measured: a chain of
   // empty proxies overflowed the main thread's native stack at 1,757 levels with the common weight).
   { file: 'quickjs.c', count: 1,
