@@ -55,14 +55,25 @@ writeFileSync(ping, "await plugins['hello.greet']({ name: 'cold' })\n");
 const hyperfine = (commands) => {
   const json = join(out, 'hyperfine.json');
   execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', '30', '--export-json', json, ...commands], { stdio: 'ignore' });
-  return JSON.parse(readFileSync(json, 'utf8')).results.map((r) => ({ median: r.median * 1000, p99: pct(r.times, 0.99) * 1000 }));
+  return JSON.parse(readFileSync(json, 'utf8')).results.map((r) => r.times.map((t) => t * 1000));
 };
-const [coldRun, coldApi, coldQjs, coldNode] = hyperfine([
+// Three rounds (KILN_BENCH_ROUNDS), the commands' order rotating each round, as for the peers below: one
+// hyperfine run of each moved by up to 20 % here as the machine's speed drifted. Each row is the median of
+// the rounds' medians (and of their p99s); the rounds are in build/bench/cold.json.
+const coldCommands = [
   `${process.execPath} ${kiln} run ${ping} ${artifactFile}`,
   `${process.execPath} ${join(here, 'cold-start.mjs')} ${artifactFile}`,
   `${process.execPath} ${join(here, 'peers/cold-quickjs.mjs')}`,
   `${process.execPath} -e 0`,
-]);
+];
+const coldRounds = coldCommands.map(() => []);
+for (let round = 0; round < Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3)); round++) {
+  const order = coldCommands.map((_, i) => (i + round) % coldCommands.length);
+  const times = hyperfine(order.map((i) => coldCommands[i]));
+  order.forEach((i, k) => coldRounds[i].push({ median: median(times[k]), p99: pct(times[k], 0.99) }));
+}
+writeFileSync(join(out, 'cold.json'), JSON.stringify(coldCommands.map((command, i) => ({ command, rounds: coldRounds[i] })), null, 2));
+const [coldRun, coldApi, coldQjs, coldNode] = coldRounds.map((rs) => ({ median: median(rs.map((r) => r.median)), p99: median(rs.map((r) => r.p99)) }));
 const ms = (x) => `${x.median.toFixed(0)} ms (p99 ${x.p99.toFixed(0)})`;
 row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun), '≤ 90 ms, < quickjs-emscripten',
   `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
