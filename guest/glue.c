@@ -741,14 +741,14 @@ static JSValue make_natives(void) {
 }
 
 /* ---- runtime setup ---------------------------------------------------------------------------- */
-/* The wasm shadow stack is 5 MiB (see the link flags). QuickJS must hit its own limit, a catchable
+/* The wasm shadow stack is 2 MiB (see the link flags). QuickJS must hit its own limit, a catchable
  * RangeError, before either real stack runs out: this shadow stack, and the host's native stack, which every
  * wasm frame also uses (scripts/build-engine.mjs weighs the C recursions that use only the native one). The
  * host sets the limit at load from its thread's native stack (config.stackLimit, host/engine/stack.ts); until
  * then (the snapshot, `compile`) it is what Node's main thread, the smallest, allows. */
 #define JS_STACK_LIMIT (384u * 1024u)
 #define JS_STACK_LIMIT_MIN (64u * 1024u)
-#define JS_STACK_LIMIT_MAX (4u * 1024u * 1024u)
+#define JS_STACK_LIMIT_MAX (1792u * 1024u) /* 256 KiB below it stay for C code past the last check */
 
 /* QuickJS calls this every JS_INTERRUPT_COUNTER_INIT (10000) steps; non-zero stops the running code. */
 static int interrupt_handler(JSRuntime *r, void *opaque) {

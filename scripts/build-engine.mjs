@@ -336,7 +336,7 @@ const CFLAGS = ['--target=wasm32-wasi', '-Os', '-w', '-fno-ident', '-D_GNU_SOURC
 // --max-memory: a hard ceiling on any instance's linear memory (QuickJS's own limit is set lower per
 // extension at load); past it malloc fails inside the guest, never on the host.
 const LDFLAGS = ['--target=wasm32-wasi', '-mexec-model=reactor', '-Wl,--stack-first',
-  '-Wl,-z,stack-size=5242880', '-Wl,--max-memory=536870912', '-Wl,--strip-all', '-lm'];
+  '-Wl,-z,stack-size=2097152', '-Wl,--max-memory=536870912', '-Wl,--strip-all', '-lm'];
 
 const WASM_OPT_FEATURES = ['--enable-bulk-memory', '--enable-sign-ext', '--enable-nontrapping-float-to-int', '--enable-mutable-globals', '--enable-multivalue', '--enable-reference-types'];
 

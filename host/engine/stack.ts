@@ -7,14 +7,14 @@
 import { isMainThread, resourceLimits } from 'node:worker_threads';
 
 /** The native stack of a session worker: with it a guest's limit is the largest glue.c accepts. */
-export const WORKER_STACK_MB = 16;
+export const WORKER_STACK_MB = 8;
 /** V8's default stack on Node's main thread (`--stack-size`, in KiB). */
 const V8_DEFAULT_STACK_KB = 984;
 /** Shadow stack bytes per native stack byte. */
 const SHADOW_PER_NATIVE = 0.4;
-/** What glue.c accepts (its shadow stack is 5 MiB). */
+/** What glue.c accepts (its shadow stack is 2 MiB: each MiB more costs every instantiation ~0.04 ms). */
 const MIN_LIMIT = 64 * 1024;
-const MAX_LIMIT = 4 * 1024 * 1024;
+const MAX_LIMIT = 1792 * 1024;
 
 /** The native stack in bytes of the thread that calls this: a worker's `resourceLimits.stackSizeMb`, or the
  *  main thread's `--stack-size`. */
