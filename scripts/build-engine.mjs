@@ -32,6 +32,10 @@ export const QUICKJS = {
 };
 
 // Edits applied to the fetched copy (never to anything in git). Each must match exactly `count` times.
+/** A build-time edit that makes a function reserve `weight` bytes of shadow stack (KILN_WEIGH, below) right
+ *  after `opening`, the text that begins its body. */
+const weigh = (opening, weight) => ({ file: 'quickjs.c', count: 1, from: opening, to: `${opening}    KILN_WEIGH(${weight});\n` });
+
 const PATCHES = [
   { // When memory is so short that even the error cannot be allocated, QuickJS throws without an error object
     // and the host could not tell a guest out of memory from any other failure. Record it (kiln_out_of_memory
@@ -285,35 +289,21 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
     from: '    if (js_check_stack_overflow(rt, alloca_size))\n',
     to: '    if (js_check_stack_overflow_(rt, alloca_size))\n' },
   { file: 'quickjs.c', count: 13, from: ' = get_proxy_method(ctx, &method, ', to: ' = get_proxy_method((KILN_WEIGH(KILN_STACK_WEIGHT), ctx), &method, ' },
-  { file: 'quickjs.c', count: 1,
-    from: 'static __exception int js_parse_assign_expr2(JSParseState *s, int parse_flags)\n{\n    int opcode, op, scope;\n    JSAtom name0 = JS_ATOM_NULL;\n    JSAtom name;\n',
-    to: 'static __exception int js_parse_assign_expr2(JSParseState *s, int parse_flags)\n{\n    int opcode, op, scope;\n    JSAtom name0 = JS_ATOM_NULL;\n    JSAtom name;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
-  { file: 'quickjs.c', count: 1,
-    from: 'static __exception int js_parse_expr_binary(JSParseState *s, int level,\n                                            int parse_flags)\n{\n    int op, opcode;\n',
-    to: 'static __exception int js_parse_expr_binary(JSParseState *s, int level,\n                                            int parse_flags)\n{\n    int op, opcode;\n    KILN_WEIGH(KILN_PARSE_LEVEL_WEIGHT);\n' },
-  { file: 'quickjs.c', count: 1,
-    from: 'static __exception int js_parse_unary(JSParseState *s, int parse_flags)\n{\n    int op;\n',
-    to: 'static __exception int js_parse_unary(JSParseState *s, int parse_flags)\n{\n    int op;\n    KILN_WEIGH(KILN_STACK_WEIGHT);\n' },
-  { file: 'quickjs.c', count: 1,
-    from: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n',
-    to: '                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  weigh('static __exception int js_parse_assign_expr2(JSParseState *s, int parse_flags)\n{\n    int opcode, op, scope;\n    JSAtom name0 = JS_ATOM_NULL;\n    JSAtom name;\n', 'KILN_PARSE_WEIGHT'),
+  weigh('static __exception int js_parse_expr_binary(JSParseState *s, int level,\n                                            int parse_flags)\n{\n    int op, opcode;\n', 'KILN_PARSE_LEVEL_WEIGHT'),
+  weigh('static __exception int js_parse_unary(JSParseState *s, int parse_flags)\n{\n    int op;\n', 'KILN_STACK_WEIGHT'),
+  weigh('                                                  int decl_mask)\n{\n    JSContext *ctx = s->ctx;\n    JSAtom label_name;\n    int tok;\n', 'KILN_PARSE_WEIGHT'),
   // The fast path for built-in iterators calls their `next` directly, past js_call_c_function's check: a chain
   // of iterator helpers (it.map(f).map(f)...) or of Iterator.concat recursed unchecked.
   { file: 'quickjs.c', count: 1,
     from: '            func = p->u.cfunc.c_function;\n            return func.iterator_next(ctx, enum_obj, argc, argv,\n',
     to: '            if (js_check_stack_overflow(ctx->rt, 0)) {\n                *pdone = false;\n                return JS_ThrowStackOverflow(ctx);\n            }\n            func = p->u.cfunc.c_function;\n            return func.iterator_next(ctx, enum_obj, argc, argv,\n' },
   // A function nested in a function body is parsed past js_parse_statement_or_decl (js_parse_source_element).
-  { file: 'quickjs.c', count: 1,
-    from: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n',
-    to: '                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  weigh('                                               JSFunctionDef **pfd)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n', 'KILN_PARSE_WEIGHT'),
   // `new new ... X` recurses in js_parse_postfix_expr itself, `class extends class extends ...` through
   // js_parse_class: neither passes the weighted levels above.
-  { file: 'quickjs.c', count: 1,
-    from: 'static __exception int js_parse_postfix_expr(JSParseState *s, int parse_flags)\n{\n    FuncCallType call_type;\n',
-    to: 'static __exception int js_parse_postfix_expr(JSParseState *s, int parse_flags)\n{\n    FuncCallType call_type;\n    KILN_WEIGH(KILN_STACK_WEIGHT);\n' },
-  { file: 'quickjs.c', count: 1,
-    from: '                                      JSParseExportEnum export_flag)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    JSAtom name = JS_ATOM_NULL, class_name = JS_ATOM_NULL, class_name1;\n',
-    to: '                                      JSParseExportEnum export_flag)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    JSAtom name = JS_ATOM_NULL, class_name = JS_ATOM_NULL, class_name1;\n    KILN_WEIGH(KILN_PARSE_WEIGHT);\n' },
+  weigh('static __exception int js_parse_postfix_expr(JSParseState *s, int parse_flags)\n{\n    FuncCallType call_type;\n', 'KILN_STACK_WEIGHT'),
+  weigh('                                      JSParseExportEnum export_flag)\n{\n    JSContext *ctx = s->ctx;\n    JSFunctionDef *fd = s->cur_func;\n    JSAtom name = JS_ATOM_NULL, class_name = JS_ATOM_NULL, class_name1;\n', 'KILN_PARSE_WEIGHT'),
   // Defining a property through a proxy takes JS_DefineProperty's large frame per level (measured: a chain of
   // empty proxies overflowed the main thread's native stack at 1,757 levels with the common weight).
   { file: 'quickjs.c', count: 1,
