@@ -83,6 +83,21 @@ export async function startServer(t) {
           res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' });
           return res.end(data);
         }
+        case '/codings': { // ?n=N: a text gzipped N times, the header listing N codings
+          let data = Buffer.from('layered');
+          const n = Number(url.searchParams.get('n'));
+          for (let i = 0; i < n; i++) data = zlib.gzipSync(data);
+          res.writeHead(200, { 'content-encoding': Array(n).fill('gzip').join(',') });
+          return res.end(data);
+        }
+        case '/cookies': { // ?n=N&r=R: N cookies named cR_0 ... cR_{N-1}
+          const r = url.searchParams.get('r');
+          res.writeHead(200, { 'set-cookie': Array.from({ length: Number(url.searchParams.get('n')) }, (_, i) => `c${r}_${i}=1; Path=/`) });
+          return res.end('ok');
+        }
+        case '/status': // ?code=N: that status, with a body where HTTP allows one
+          res.writeHead(Number(url.searchParams.get('code')));
+          return res.end('a body');
         default:
           res.writeHead(404);
           return res.end('not found');

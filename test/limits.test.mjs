@@ -71,6 +71,16 @@ test('running out of memory fails the call even when the guest catches it and re
   assert.equal((await call(client, 'lim.state')).json.globals, 1, 'the guest was reset');
 });
 
+test('a guest\'s operations in flight carry at most 64 MiB of requests and bodies: thirty 10 MiB calls at once, the rest refused', async (t) => {
+  const client = await serve(t);
+  const r = await call(client, 'lim.flood');
+  assert.equal(r.isError, false, r.text);
+  assert.ok(r.json.fulfilled >= 1 && r.json.fulfilled <= 6 && r.json.allWhole, JSON.stringify(r.json));
+  assert.equal(r.json.fulfilled + r.json.refused, 30);
+  assert.match(r.json.message, /plugins\.call: its 10\.0 MiB would bring this guest's operations in flight to \d+\.\d MiB of requests and bodies, more than the 64\.0 MiB a guest may have at once; await some first/);
+  assert.equal((await call(client, 'lim.state')).isError, false, 'the guest goes on');
+});
+
 test('while one session is stopped for spinning, other sessions keep their state', async (t) => {
   const client = await serve(t);
   assert.equal((await call(client, 'lim.state', {}, { session: 'b' })).json.globals, 1);

@@ -240,6 +240,27 @@ test('gzip, deflate, br and stacked encodings are decoded before the guest reads
   }
 });
 
+test('a response listing more than five content-codings is refused before any decoder is made; five decode', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const five = await call(client, 'net.get', { url: `${srv.base}/codings?n=5` });
+  assert.equal(five.isError, false, five.text);
+  assert.equal(five.json.text, 'layered');
+  const many = await call(client, 'net.get', { url: `${srv.base}/codings?n=2000` });
+  assert.equal(many.isError, true);
+  assert.match(many.text, /TypeError: fetch failed \(cause: HttpError: too many content-encodings in the response: 2000, at most 5\)/);
+  assert.equal((await call(client, 'net.get', { url: `${srv.base}/hello` })).isError, false, 'the session goes on');
+});
+
+test('a session\'s cookie jar keeps at most 180 cookies for a domain, dropping the oldest', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  for (const r of [1, 2, 3]) assert.equal((await call(client, 'net.get', { url: `${srv.base}/cookies?n=150&r=${r}` })).isError, false);
+  const sent = (await call(client, 'net.get', { url: `${srv.base}/me` })).json.text.split('; ');
+  assert.equal(sent.length, 180, 'the newest 180 of 450');
+  assert.ok(sent.includes('c3_149=1') && sent.includes('c2_120=1') && !sent.includes('c2_119=1') && !sent.some((c) => c.startsWith('c1_')), sent.slice(0, 3).join(', '));
+});
+
 test('a decompression bomb is stopped at maxResponseBytes of decoded bytes', async (t) => {
   const srv = await startServer(t);
   const client = await serve(t, '[net]\nmaxResponseBytes = 1048576\n');

@@ -64,9 +64,18 @@ const defaultHeaders = (): [string, string][] => [['user-agent', `kiln/${kilnVer
 /** The body as the guest reads it: decoded from its content-encoding(s) (gzip, deflate, br; others are passed
  *  through as they are). The size cap counts decoded bytes, so a small compressed body that inflates past
  *  maxResponseBytes is stopped there: zlib hands out its output in 16 KiB chunks. */
+const MAX_CODINGS = 5;
+
 function decodedBody(stream: NodeJS.ReadableStream & { destroy(): void }, encoding: string | undefined): NodeJS.ReadableStream & { destroy(): void } {
   const codings = (encoding ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c && c !== 'identity');
   if (codings.length === 0) return stream;
+  // Each coding is a decoder on the host, outside the guest's limits: a server listing thousands of them (a few
+  // KB of header) held gigabytes and the CPU. Five, as undici's fetch allows.
+  if (codings.length > MAX_CODINGS) {
+    stream.on('error', () => {}); // undici's body errors when destroyed; nobody reads this one
+    stream.destroy();
+    throw new HttpError(`too many content-encodings in the response: ${codings.length}, at most ${MAX_CODINGS}`);
+  }
   const zlib = load('node:zlib') as typeof import('node:zlib');
   const decoders = [];
   for (const c of codings.reverse()) {
@@ -118,6 +127,9 @@ const load = createRequire(import.meta.url);
 // nothing never pays for them.
 const statusText = (code: number): string => (load('node:http') as typeof import('node:http')).STATUS_CODES[code] ?? '';
 
+const MAX_COOKIES = 3000;
+const MAX_DOMAIN_COOKIES = 180;
+
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
 /** One per (session, extension file): its cookie jar, its open bodies and its in-flight count belong to that
  *  extension alone, so another extension in the session can neither ride its cookies nor take its slots. */
@@ -127,6 +139,23 @@ export class HttpSession {
    *  never pays for them). */
   get jar(): CookieJar {
     return (this.cookies ??= new (load('tough-cookie') as typeof import('tough-cookie')).CookieJar());
+  }
+  /** At most MAX_COOKIES cookies in a jar and MAX_DOMAIN_COOKIES for one domain (Chromium's limits): the
+   *  oldest go first. A server sending hundreds of Set-Cookie headers per response grew a jar without bound,
+   *  and the jar lives as long as its session. */
+  private async boundCookies(): Promise<void> {
+    const store = this.jar.store;
+    const all = (await store.getAllCookies()).sort((a, b) => (a.creationIndex ?? 0) - (b.creationIndex ?? 0));
+    const perDomain = new Map<string, number>();
+    for (const c of all) perDomain.set(c.domain ?? '', (perDomain.get(c.domain ?? '') ?? 0) + 1);
+    let total = all.length;
+    for (const c of all) { // oldest first
+      const inDomain = perDomain.get(c.domain ?? '')!;
+      if (total <= MAX_COOKIES && inDomain <= MAX_DOMAIN_COOKIES) continue;
+      await store.removeCookie(c.domain, c.path, c.key);
+      perDomain.set(c.domain ?? '', inDomain - 1);
+      total--;
+    }
   }
   private readonly bodies = new Map<number, OpenBody>();
   private nextBody = 1;
@@ -224,7 +253,9 @@ export class HttpSession {
         const decoded = headerPairs(res.headers as Record<string, string | string[]>);
         const resHeaders = decoded.map(([k, v]): [string, string] => [k, byteString(v)]);
         // Cookies as bytes, so that one goes back to the server exactly as it came (undici writes latin1).
-        for (const [k, v] of resHeaders) if (k === 'set-cookie') await this.jar.setCookie(v, url.href, { ignoreError: true });
+        let cookies = 0;
+        for (const [k, v] of resHeaders) if (k === 'set-cookie' && ++cookies) await this.jar.setCookie(v, url.href, { ignoreError: true });
+        if (cookies) await this.boundCookies();
         // A redirect's target as UTF-8, as a browser reads it (a file name in it is then percent-encoded right).
         const location = decoded.find(([k]) => k === 'location')?.[1];
         const isRedirect = [301, 302, 303, 307, 308].includes(res.statusCode) && location !== undefined;

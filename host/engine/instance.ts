@@ -70,6 +70,12 @@ export const MEMORY_SLACK = 32 * 1024 * 1024;
 /** Host operations (capability calls and timers) one guest may have in flight; past it they fail at once. */
 export const MAX_OPS_IN_FLIGHT = 1024;
 
+/** Bytes of requests and bodies (a file to write, an upload, a tool call's arguments) one guest's operations
+ *  in flight may carry together; past it an operation fails at once. Each is a copy on the host, outside the
+ *  guest's heap limit, and a queued one is held until its turn: one 16 MiB buffer written 100 times without
+ *  awaiting held 4 GB of the server's memory. */
+export const MAX_OP_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
 /** Per-operation extras: a request body, and the signal the guest's abort() fires. */
 export interface OpExtras {
   body?: Uint8Array;
@@ -196,7 +202,7 @@ export class GuestInstance {
   /** Set when a host operation starts; `idle` is told only then (see cancelIdleWork). */
   private opsSinceIdle = false;
   /** Pending host operations by op id, with the invocation that started them. */
-  private readonly ops = new Map<number, { inv: number; abort: AbortController }>();
+  private readonly ops = new Map<number, { inv: number; abort: AbortController; bytes: number }>();
   private nextOp = 1;
   /** True while the top level runs (`load`): timers may be set, and are cancelled when it ends. */
   private loading = false;
@@ -493,12 +499,19 @@ export class GuestInstance {
     if (!this.active) return op; // the guest has answered: nothing it starts now runs or completes
     const running = this.running.get(inv);
     const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
+    const bytes = requestJson.length + (body?.byteLength ?? 0);
+    let held = 0;
+    for (const o of this.ops.values()) held += o.bytes;
+    const heavy = held + bytes > MAX_OP_BYTES_IN_FLIGHT;
     const cancelled = running?.cancelled;
     const abort = new AbortController();
-    this.ops.set(op, { inv, abort });
+    this.ops.set(op, { inv, abort, bytes: full || heavy ? 0 : bytes });
     this.opsSinceIdle = true;
+    const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
     const work = full
       ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
+      : heavy
+      ? Promise.reject(new KilnError(`${kind}: its ${mib(bytes)} would bring this guest's operations in flight to ${mib(held + bytes)} of requests and bodies, more than the ${mib(MAX_OP_BYTES_IN_FLIGHT)} a guest may have at once; await some first`))
       : cancelled !== undefined
       ? Promise.reject(Object.assign(new KilnError(`${kind} refused: ${cancelled}`), { name: 'AbortError' }))
       : running
