@@ -18,6 +18,7 @@
  *    (the interrupt handler, the random seed, the stack top) is set up at the first export call instead.
  */
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -760,29 +761,52 @@ extern char kiln_prelude_source[]; /* not const: zeroed once evaluated, so the s
 extern const size_t kiln_prelude_length;
 void kiln_seed_random(JSContext *ctx, uint64_t seed); /* added to quickjs.c by scripts/build-engine.mjs */
 
+/* The prelude compiled in a runtime of its own, then freed: its bytecode (without its source text, which
+ * functions keep for toString, and without debug information: line tables, file name; the host drops the
+ * prelude's frames anyway, host/engine/prelude-frames.ts) in a malloc'd buffer. The parser's temporaries
+ * then leave no holes between the engine's long-lived objects, which the snapshot writes into every
+ * instance's memory page by page. */
+static uint8_t *compile_prelude(size_t *len) {
+  JSRuntime *r = JS_NewRuntime();
+  JSContext *c = r ? JS_NewContext(r) : NULL;
+  if (!c) abort();
+  JSValue fn = JS_Eval(c, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+  if (JS_IsException(fn)) abort(); /* the prelude does not compile: the engine build fails here */
+  size_t n;
+  uint8_t *bc = JS_WriteObject(c, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE | JS_WRITE_OBJ_STRIP_DEBUG);
+  JS_FreeValue(c, fn);
+  if (!bc) abort();
+  uint8_t *copy = malloc(n);
+  if (!copy) abort();
+  memcpy(copy, bc, n);
+  js_free(c, bc);
+  JS_FreeContext(c);
+  JS_FreeRuntime(r);
+  memset(kiln_prelude_source, 0, kiln_prelude_length); /* the snapshot carries neither copy of the source */
+  /* Moved to the bottom of the space the runtime left, so the engine's objects follow it without a gap. */
+  uint8_t *low = malloc(n);
+  if (!low) abort();
+  memcpy(low, copy, n);
+  free(copy);
+  *len = n;
+  return low;
+}
+
 /* Runtime, context and the prelude's factory. Run by Wizer at build time (the snapshot), or on first use. */
 static void ensure_runtime(void) {
   if (rt) return;
+  size_t n;
+  uint8_t *bc = compile_prelude(&n);
   rt = JS_NewRuntime();
   if (!rt) abort();
   JS_SetMaxStackSize(rt, JS_STACK_LIMIT);
   ctx = JS_NewContext(rt);
   if (!ctx) abort();
-  /* Compiled, written without its source text (functions keep none for toString) and without debug
-   * information (line tables, file name: the host drops the prelude's frames anyway, host/engine/prelude-frames.ts)
-   * and read back, then run: the snapshot then holds the prelude's bytecode but neither copy of its source. */
-  JSValue fn = JS_Eval(ctx, kiln_prelude_source, kiln_prelude_length, "kiln:prelude", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
-  if (JS_IsException(fn)) abort(); /* the prelude does not compile: the engine build fails here */
-  size_t n;
-  uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE | JS_WRITE_OBJ_STRIP_DEBUG);
-  JS_FreeValue(ctx, fn);
-  if (!bc) abort();
   JSValue stripped = JS_ReadObject(ctx, bc, n, JS_READ_OBJ_BYTECODE);
-  js_free(ctx, bc);
+  free(bc);
   if (JS_IsException(stripped)) abort();
   JSValue factory = JS_EvalFunction(ctx, stripped);
   if (JS_IsException(factory)) abort();
-  memset(kiln_prelude_source, 0, kiln_prelude_length);
   /* The factory installs the whole guest API now, once: an instance only configures it at load. */
   JSValue natives = make_natives();
   internal = JS_Call(ctx, factory, JS_UNDEFINED, 1, &natives);
@@ -800,20 +824,42 @@ __attribute__((noinline)) static void scrub_stack(void) {
   __asm__ volatile("" : : "r"(dead) : "memory"); /* the zeros are never read: keep the compiler from dropping them */
 }
 
-/* Zero the allocator's free memory: parsing and compiling the prelude left ~500 KiB of freed but dirty
+/* Zero the allocator's free memory: compiling the prelude and building the engine leave freed but dirty
  * blocks, which Wizer would write into every engine as data. Take every free block the heap holds (without
- * growing memory), zero it, and give it back: only the allocator's own bookkeeping stays non-zero. */
-static void scrub_free_memory(void) {
+ * growing memory), zero it, and give it back: only the allocator's own bookkeeping stays non-zero.
+ *
+ * Giving them back merges neighbouring blocks, and the allocator leaves the merged blocks' headers where
+ * they were: a few words in every 64 KiB of free memory, each one a page every instance would be written
+ * (measured: 18 of the snapshot's 169 pages). So the blocks taken are recorded (address, size), and once
+ * all are back, the headers of those merged into the block before them are zeroed — all but the first 32
+ * bytes of each run of neighbours, where the merged block's own header and free-list links live (dlmalloc's
+ * largest free-chunk header, 8 words). */
+#define SCRUB_RECORDS 4096
+typedef struct { uintptr_t at; size_t size; } scrub_chunk; /* a chunk taken: its header's address, its size */
+
+static int by_address(const void *a, const void *b) {
+  uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+__attribute__((noinline)) static void scrub_free_memory(void) {
   void *taken = NULL; /* the blocks taken, chained through their first word */
+  scrub_chunk scrub_taken[SCRUB_RECORDS]; /* in this frame (noinline), which scrub_stack zeroes next */
+  size_t count = 0;
   size_t pages = __builtin_wasm_memory_size(0);
   for (size_t size = 1u << 16; size >= 16; size >>= 2) {
     for (;;) {
       void **p = malloc(size);
       if (!p) break;
       if (__builtin_wasm_memory_size(0) != pages) { free(p); break; } /* it grew the heap: stop at this size */
-      memset(p, 0, size);
+      memset(p, 0, malloc_usable_size(p)); /* the chunk's slack past `size` is dirty too */
       *p = taken;
       taken = p;
+      if (count < SCRUB_RECORDS) { /* dlmalloc: the chunk starts 8 bytes before the block; its size word is at +4 */
+        scrub_taken[count].at = (uintptr_t)p - 8;
+        scrub_taken[count].size = ((size_t *)p)[-1] & ~(size_t)7;
+        count++;
+      }
     }
   }
   while (taken) {
@@ -822,6 +868,15 @@ static void scrub_free_memory(void) {
     free(taken);
     taken = next;
   }
+  qsort(scrub_taken, count, sizeof scrub_taken[0], by_address);
+  uintptr_t run = 0; /* where the current run of neighbouring chunks starts */
+  for (size_t i = 0; i < count; i++) {
+    uintptr_t at = scrub_taken[i].at, end = at + scrub_taken[i].size;
+    if (i == 0 || scrub_taken[i - 1].at + scrub_taken[i - 1].size != at) { run = at; continue; }
+    uintptr_t from = at > run + 32 ? at : run + 32, to = end < at + 32 ? end : at + 32;
+    if (from < to) memset((void *)from, 0, to - from);
+  }
+  if (count == SCRUB_RECORDS) abort(); /* some were not recorded: raise SCRUB_RECORDS (the build fails here) */
 }
 
 __attribute__((export_name("kiln-init"))) void kiln_init(void) {
