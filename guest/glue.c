@@ -197,8 +197,13 @@ static void log_rejection(JSValueConst reason) {
   JS_FreeValue(ctx, JS_GetException(ctx)); /* a throwing toString or stack getter is not the guest's failure */
 }
 
+/* The promise whose outcome an export reports itself (the module's evaluation, at load): its rejection is
+ * the load's error, not an unhandled rejection to log as well. */
+static void *caller_reports;
+
 static void track_rejection(JSContext *c, JSValueConst promise, JSValueConst reason, bool is_handled, void *opaque) {
   (void)opaque;
+  if (!is_handled && JS_VALUE_GET_PTR(promise) == caller_reports) return;
   if (is_handled) {
     for (int i = 0; i < n_unhandled; i++) {
       if (JS_VALUE_GET_PTR(unhandled[i].promise) != JS_VALUE_GET_PTR(promise)) continue;
@@ -1009,8 +1014,13 @@ EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *im
     free_owned(image, image_len);
     free(module_url);
     if (JS_IsException(r)) return ret_exception();
+    if (JS_IsPromise(r)) { /* already rejected (the top level threw), or it may be while the jobs run */
+      caller_reports = JS_VALUE_GET_PTR(r);
+      track_rejection(ctx, r, JS_UNDEFINED, true, NULL);
+    }
     drain_jobs();
     tagged_str *failed = JS_IsPromise(r) ? module_outcome(r) : (JS_FreeValue(ctx, r), NULL);
+    caller_reports = NULL;
     if (failed) return failed;
   } else {
     free(module_url);

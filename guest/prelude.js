@@ -51,7 +51,7 @@
     const nl = text.indexOf('\n    at ');
     const head = nl < 0 ? text : text.slice(0, nl);
     let name = 'Error', message = head;
-    const m = /^([A-Za-z]*Error): ([\s\S]*)$/.exec(head);
+    const m = /^([A-Za-z_$][\w$]*): ([\s\S]*)$/.exec(head); // a class's own name too (NotFound), as Node keeps it
     if (m) { name = m[1]; message = m[2]; }
     const e = new Error(message);
     if (name !== 'Error') e.name = name;
@@ -95,7 +95,8 @@
       if (timers.has(id)) onFire();
     });
   }
-  const timerDelay = (ms) => Math.max(0, Math.min(0x7fffffff, Number(ms) || 0));
+  // Node's rule: a delay past 2^31 - 1 ms (Infinity too) is 1 ms, not a timer that never fires.
+  const timerDelay = (ms) => { const n = Number(ms) || 0; return n > 0x7fffffff ? 1 : Math.max(0, n); };
   function setTimeout(fn, ms = 0, ...args) {
     if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
     const id = nextTimer++;

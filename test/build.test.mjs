@@ -52,6 +52,8 @@ for (const [file, expected] of brokenCases) {
     assert.equal(r.code, 1);
     assert.match(r.stderr, expected);
     assert.match(r.stdout, /[0-9a-f]{64} {2}.*hello\.wasm/, 'the good file next to it still built');
+    // Said once, mapped to the source: not also as an unhandled rejection of the module's evaluation.
+    assert.doesNotMatch(r.stderr, /Uncaught|bundle:/, r.stderr);
   });
 }
 

@@ -28,6 +28,18 @@ test('an allowed host is reached; the response is complete and honest', async (t
   assert.equal(srv.count('/hello'), 1);
 });
 
+test('a response to HEAD, or with status 204 or 304, has a null body, as in Node; others a stream', async (t) => {
+  const srv = await startServer(t);
+  const client = await serve(t);
+  const get = async (path, init) => (await call(client, 'net.get', { url: `${srv.base}${path}`, init })).json;
+  const seen = [await get('/status?code=204'), await get('/status?code=304'), await get('/hello', { method: 'HEAD' }), await get('/status?code=200')];
+  assert.deepEqual(seen.map((r) => [r.status, r.nullBody, r.text]), [[204, true, ''], [304, true, ''], [200, true, ''], [200, false, 'a body']]);
+  // Node's fetch, on the same server:
+  const node = await Promise.all([['/status?code=204'], ['/status?code=304'], ['/hello', { method: 'HEAD' }], ['/status?code=200']]
+    .map(async ([path, init]) => { const r = await fetch(`${srv.base}${path}`, init); return [r.status, r.body === null, await r.text()]; }));
+  assert.deepEqual(seen.map((r) => [r.status, r.nullBody, r.text]), node);
+});
+
 test('response headers with bytes above ASCII arrive as ByteStrings: a UTF-8 file name as Node\'s fetch shows it', async (t) => {
   const srv = await startServer(t);
   const client = await serve(t);

@@ -39,6 +39,8 @@ declare global {
   function atob(data: string): string;
   function btoa(data: string): string;
   var performance: { now(): number; readonly timeOrigin: number };
+  /** The global object itself, as in a worker (browser builds reach crypto, fetch and the rest through it). */
+  var self: typeof globalThis;
 
   interface KilnProcess {
     readonly platform: string;

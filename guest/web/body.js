@@ -57,13 +57,26 @@ class Body {
 }
 for (const k of ['_initBody', '_consume']) Object.defineProperty(Body.prototype, k, { enumerable: false });
 
+/** The Fetch Standard's statuses whose responses have no body. */
+const NULL_BODY_STATUS = [101, 103, 204, 205, 304];
+
+/** A request method as the Fetch Standard normalises it: the six standard ones upper-cased, others kept as
+ *  written (the host sends every method upper-cased); not a token, or CONNECT/TRACE/TRACK, is a TypeError. */
+function normalizeMethod(m) {
+  const method = String(m);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(method)) throw new TypeError(`'${method}' is not a valid HTTP method.`);
+  const upper = method.toUpperCase();
+  if (upper === 'CONNECT' || upper === 'TRACE' || upper === 'TRACK') throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  return ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'].includes(upper) ? upper : method;
+}
+
 class Request extends Body {
   constructor(input, init = {}) {
     super();
     const from = input instanceof Request ? input : null;
     this[$] = {
       url: new URL(from ? from.url : String(input)).href,
-      method: String(init.method ?? (from ? from.method : 'GET')).toUpperCase(),
+      method: init.method !== undefined ? normalizeMethod(init.method) : from ? from.method : 'GET',
       headers: new Headers(init.headers ?? (from ? from.headers : undefined)),
       redirect: init.redirect ?? (from ? from.redirect : 'follow'),
       credentials: init.credentials ?? (from ? from.credentials : 'same-origin'),
@@ -87,6 +100,7 @@ class Response extends Body {
     super();
     const status = init.status ?? 200;
     if (!Number.isInteger(status) || status < 200 || status > 599) throw new RangeError(`Response: status ${status} is out of range`);
+    if (body !== null && NULL_BODY_STATUS.includes(status)) throw new TypeError(`Response constructor: a response with status ${status} cannot have a body`);
     this[$] = { status, statusText: String(init.statusText ?? ''), headers: new Headers(init.headers), url: '', redirected: false, type: 'default', host: false };
     const type = this._initBody(body);
     if (type && !this[$].headers.has('content-type')) this[$].headers.set('content-type', type);
@@ -118,4 +132,4 @@ class Response extends Body {
   }
 }
 
-export { extractBody, readAll, Request, Response };
+export { extractBody, NULL_BODY_STATUS, readAll, Request, Response };

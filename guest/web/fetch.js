@@ -6,7 +6,7 @@ import { Headers } from './headers.js';
 import { percentDecode, URLSearchParams } from './url.js';
 import { ReadableStream } from './streams.js';
 import { Blob, FormData } from './blob.js';
-import { readAll, Request, Response } from './body.js';
+import { NULL_BODY_STATUS, readAll, Request, Response } from './body.js';
 
 const abortError = (signal) => (signal && signal.reason !== undefined ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
 const asDomAbort = (e) => (e && e.name === 'AbortError' && !(e instanceof DOMException) ? new DOMException(e.message, 'AbortError') : e);
@@ -117,7 +117,11 @@ async function send(inv, input, init = {}) {
   const r = new Response(null, { status: 200 });
   Object.assign(r[$], { status: res.status, statusText: res.statusText, url: res.url, redirected: res.redirected, type: 'basic', host: true });
   r[$].headers = new Headers(res.headers);
-  r[$].stream = hostBody(res.body, signal);
+  if (req.method === 'HEAD' || NULL_BODY_STATUS.includes(res.status)) {
+    host.native.httpDiscard(res.body); // no body, as in Node: r.body is null
+  } else {
+    r[$].stream = hostBody(res.body, signal);
+  }
   return r;
 }
 

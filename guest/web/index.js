@@ -34,7 +34,17 @@ export function installWeb(native, api) {
     AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,
     CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream, Intl,
   };
-  for (const [name, value] of Object.entries(globals)) api.define(name, value);
+  for (const [name, value] of Object.entries(globals)) {
+    // Web IDL's class string, as in Node and browsers: Object.prototype.toString.call(blob) is "[object Blob]"
+    // (libraries tell a Blob or FormData from a plain object this way).
+    if (typeof value === 'function' && /^[A-Z]/.test(name) && value.prototype && !Object.hasOwn(value.prototype, Symbol.toStringTag)) {
+      Object.defineProperty(value.prototype, Symbol.toStringTag, { value: name, configurable: true });
+    }
+    api.define(name, value);
+  }
+  // A worker's global is `self`: browser builds find crypto, fetch and the rest through it (tweetnacl's
+  // random bytes do). No `window` (there is no DOM) and no `global` (packages take it for Node).
+  api.define('self', globalThis);
   installLocaleMethods();
   return { requestClient, makeFs, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException };
 }

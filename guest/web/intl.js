@@ -278,15 +278,23 @@ export function installLocaleMethods() {
     });
   }
   // ECMA-402's Array.prototype.toLocaleString passes its locales and options on to every element.
+  // An array met again while it is being converted (it contains itself) converts to "", as join does.
+  const converting = new Set();
   const elementsToLocaleString = function (locales, options) {
     const o = Object(this), n = Math.min(Number(o.length) || 0, 2 ** 53 - 1);
-    let out = '';
-    for (let i = 0; i < n; i++) {
-      if (i > 0) out += ',';
-      const v = o[i];
-      if (v !== undefined && v !== null) out += String(Object(v).toLocaleString(locales, options));
+    if (converting.has(o)) return '';
+    converting.add(o);
+    try {
+      let out = '';
+      for (let i = 0; i < n; i++) {
+        if (i > 0) out += ',';
+        const v = o[i];
+        if (v !== undefined && v !== null) out += String(Object(v).toLocaleString(locales, options));
+      }
+      return out;
+    } finally {
+      converting.delete(o);
     }
-    return out;
   };
   method(Array.prototype, 'toLocaleString', elementsToLocaleString);
   method(Object.getPrototypeOf(Int8Array.prototype), 'toLocaleString', elementsToLocaleString);

@@ -8,7 +8,7 @@ import { chunkBytes } from './blob.js';
 function configure(config) {
   const origin = host.native.hrtime();
   const nowMs = () => { const [s, ns] = host.native.hrtime(); return (s - origin[0]) * 1e3 + (ns - origin[1]) / 1e6; };
-  host.define('performance', Object.freeze({ now: nowMs, timeOrigin: Date.now() - nowMs() }));
+  host.define('performance', Object.freeze(Object.defineProperty({ now: nowMs, timeOrigin: Date.now() - nowMs() }, Symbol.toStringTag, { value: 'Performance' })));
   const write = (level) => ({
     write(chunk) { const s = typeof chunk === 'string' ? chunk : decodeUtf8(chunkBytes(chunk)); host.native.log(level, s.endsWith('\n') ? s.slice(0, -1) : s); return true; },
     isTTY: false,

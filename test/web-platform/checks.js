@@ -170,6 +170,12 @@ const CHECKS = [
   // ---- Request / Response ----
   ['request defaults', () => { const r = new Request('https://a.test/x'); return [r.url, r.method, r.redirect, r.credentials, r.bodyUsed, r.body]; }],
   ['request method upper', () => new Request('https://a.test', { method: 'post' }).method],
+  // The Fetch Standard normalises only DELETE, GET, HEAD, OPTIONS, POST and PUT; other methods keep their case.
+  ['request method kept', () => ['patch', 'Purge', 'delete', 'options'].map((method) => new Request('https://a.test', { method }).method)],
+  ['request method CONNECT', () => new Request('https://a.test', { method: 'connect' })],
+  ['request method TRACE', () => new Request('https://a.test', { method: 'TRACE' })],
+  ['request method not a token', () => new Request('https://a.test', { method: 'BAD METHOD' })],
+  ['request method empty', () => new Request('https://a.test', { method: '' })],
   ['request GET with body', () => new Request('https://a.test', { body: 'x' })],
   ['request relative url', () => new Request('/x')],
   ['request text body', async () => { const r = new Request('https://a.test', { method: 'POST', body: 'hi' }); return [r.headers.get('content-type'), await r.text()]; }],
@@ -177,6 +183,19 @@ const CHECKS = [
   ['request clone', async () => { const r = new Request('https://a.test', { method: 'POST', body: 'x' }); const c = r.clone(); return [await r.text(), await c.text()]; }],
   ['request signal', () => typeof new Request('https://a.test').signal.aborted],
   ['response defaults', () => { const r = new Response(); return [r.status, r.ok, r.statusText, r.type, r.url, r.redirected, r.body]; }],
+  ['response 204 has a null body', async () => { const r = new Response(null, { status: 204 }); return [r.body, await r.text()]; }],
+  ['response 204 with a body', () => new Response('x', { status: 204 })],
+  ['response 304 with an empty body', () => new Response('', { status: 304 })],
+  ['response 205 with undefined', () => new Response(undefined, { status: 205 }).body],
+  // Web IDL's class strings: libraries tell a Blob or FormData from a plain object by them.
+  ['class strings', () => [new URL('http://a.test/'), new URLSearchParams(), new Headers(), new Request('http://a.test/'), new Response(),
+    new Blob([]), new File([], 'f'), new FormData(), new AbortController(), new AbortController().signal, new Event('x'), new CustomEvent('x'),
+    new EventTarget(), new ReadableStream(), new WritableStream(), new TransformStream(), new TextEncoder(), new TextDecoder(),
+    new DOMException('m'), crypto.subtle, performance].map((v) => Object.prototype.toString.call(v))],
+  ['class string descriptor', () => { const d = Object.getOwnPropertyDescriptor(Blob.prototype, Symbol.toStringTag); return [d.value, d.writable, d.enumerable, d.configurable]; }],
+  ['Promise.any rejected', () => Promise.any([Promise.reject(1), Promise.reject(2)]).catch((e) => [e.name, e.message, e.errors, e instanceof AggregateError])],
+  ['a timer past 2^31 - 1 ms fires at once', () => new Promise((resolve) => { setTimeout(() => resolve('fired'), 2 ** 31); setTimeout(() => resolve('late'), 50); })],
+  ['an Infinity timer fires at once', () => new Promise((resolve) => { setTimeout(() => resolve('fired'), Infinity); setTimeout(() => resolve('late'), 50); })],
   ['response text', async () => new Response('héllo').text()],
   ['response json', async () => new Response('{"a":[1]}').json()],
   ['response bad json', async () => new Response('{').json()],
@@ -444,7 +463,12 @@ const CHECKS = [
   ['String isWellFormed', () => ['a\ud800'.isWellFormed(), 'a\ud800'.toWellFormed().charCodeAt(1)]],
   ['JSON rawJSON', () => typeof JSON.rawJSON],
   ['Symbol.asyncIterator', () => typeof Symbol.asyncIterator],
-  ['globalThis.self', () => typeof globalThis.self],
+  // Array.prototype.join's cycle check, as in V8: an array met again while it is being joined joins as "".
+  ['an array containing itself', () => { const a = [1]; a.push(a); const b = [a, 2]; a.push(b); return [a.join(), String(a), `${a}`, a.toLocaleString(), [a].join('-'), a.join()]; }],
+  ['Date.parse: a day past the month is no date', () => ['Jan 32 2024', 'Mar 45 2024 10:00', '2024-100', 'Feb 30 2024'].map(Date.parse)],
+  ['Date.parse: lower-case t and z', () => [Date.parse('2024-01-02t03:04:05.000z'), Date.parse('2024-01-02T03:04:05z')]],
+  ['Date.parse: usual forms', () => ['Tue Mar 05 2024 10:00:00 GMT+0100', 'March 5, 2024', '5 March 2024 10:00 UTC', '2024/03/05', 'Mar 5 2024', 'Tue, 05 Mar 2024 10:00:00 GMT', '3/5/2024', '2024-03-05 10:00', 'Mar 5, 24'].map(Date.parse)],
+  ['globalThis.self', () => typeof globalThis.self === 'object' && self === globalThis && typeof self.crypto.getRandomValues],
   ['navigator', () => typeof globalThis.navigator],
 ];
 
