@@ -112,13 +112,14 @@ export class Registry {
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly buildCache: BuildCache;
 
-  /** `lazySchemas`: compile a tool's inputSchema on its first call instead of at load (a one-shot `kiln run`
-   *  calls few tools; a server compiles them all at load, so a bad schema fails its file there). */
   /** The operator's settings in force. One object for the server's life, shared with its sessions: a changed
    *  config (mcp/config-watch.ts) is applied into it (`applyPolicy`), so every later decision reads the new one. */
   readonly policy: OperatorPolicy;
 
-  constructor(readonly engine: Engine, policy: OperatorPolicy = DEFAULT_POLICY, private readonly lazySchemas = false) {
+  /** `oneShot` (`kiln run`): compile a tool's inputSchema on its first call instead of at load (a script calls
+   *  few tools; a server compiles them all at load, so a bad schema fails its file there), and say nothing
+   *  about which tools MCP clients would see (a script calls them all through plugins[...]). */
+  constructor(readonly engine: Engine, policy: OperatorPolicy = DEFAULT_POLICY, private readonly oneShot = false) {
     this.policy = { ...policy };
     this.buildCache = new BuildCache(engine.info.id);
     const { path, maxBytes } = policy.audit;
@@ -183,7 +184,7 @@ export class Registry {
    * version, and the failure is reported. Returns whether the exposed tools changed.
    */
   async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
-    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.lazySchemas);
+    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.oneShot);
     next.audit = this.audit;
     next.approvals = this.approvals;
     await next.load(paths, exclude);
@@ -282,10 +283,10 @@ export class Registry {
       this.warnings.push(`${ext.file}: not served: it registers no tools (or steps); a helper module belongs in an extension's imports`);
       return;
     }
-    if (tools.length > 0 && !tools.some((t) => t.exposeAsTool)) {
+    if (!this.oneShot && tools.length > 0 && !tools.some((t) => t.exposeAsTool)) {
       this.warnings.push(`${ext.file}: defines ${tools.length} tool(s) but exposes none over MCP (set exposeAsTool: true on those clients should see); they stay callable through plugins[...]`);
     }
-    const validators = this.lazySchemas ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools, ext.file)) : await (async () => {
+    const validators = this.oneShot ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools, ext.file)) : await (async () => {
       const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${ext.file}: ${warning}`)); // one per extension: its $ids are its own
       return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs, ext.file)));
     })();

@@ -176,13 +176,27 @@ test('a Node builtin fails that file with the importing file, its package and th
   assert.match(r.stdout, /[0-9a-f]{64} {2}.*good\.wasm/, 'the good file still built');
   const lines = r.stderr.trim().split('\n');
   assert.equal(lines.length, 3, r.stderr);
-  const way = /it is a Node builtin, and extensions run in QuickJS with no Node builtins; .* offers no browser build without it \(kiln prefers one\): use a package made for browsers\. For the network use fetch or the handler's request \(allow\.net\), for files and processes a command in allow\.commands: see docs\/extensions\.md, "Node builtins"$/;
+  const way = (rest) => new RegExp(`it is a Node builtin, and extensions run in QuickJS with no Node builtins; .* offers no browser build without it \\(kiln prefers one\\): use a package made for browsers; ${rest} \\(see docs/extensions\\.md, "Node builtins"\\)$`);
   assert.match(lines[0], /esm\.ts: cannot import "node:crypto" \(imported by node_modules\/esmcrypto\/index\.js, in package esmcrypto@3\.1\.4\): /);
-  assert.match(lines[0], way);
+  assert.match(lines[0], way('for randomness and digests, the global crypto \\(getRandomValues, randomUUID, subtle\\.digest\\); for other hashes a pure-JS package such as @noble/hashes'));
   assert.match(lines[1], /cjs\.ts: cannot import "fs" \(imported by node_modules\/@scope\/cjsfs\/lib\/index\.js, in package @scope\/cjsfs@2\.0\.0\): /);
-  assert.match(lines[1], way);
+  assert.match(lines[1], way("for files, the handler's fs \\(ctx\\.fs, shaped like node:fs/promises\\) with allow\\.fs"));
   assert.match(lines[2], /missing\.ts: cannot import "not-installed-anywhere" \(imported by node_modules\/cjsmissing\/index\.js, in package cjsmissing@0\.1\.0\): it is not a file or an installed package$/);
   assertNoInternalIds(r.stderr);
+});
+
+test('a builtin npm has a package of (events) names that package: install it, and drop the node: prefix', async (t) => {
+  const dir = tree(t, {
+    'prefixed.ts': "import { EventEmitter } from 'node:events';\ndefineTool({ name: 'ev.prefixed', handler: () => typeof EventEmitter });\n",
+    'bare.ts': "import { EventEmitter } from 'events';\ndefineTool({ name: 'ev.bare', handler: () => typeof EventEmitter });\n",
+  });
+  const r = await kiln(['build', join(dir, 'prefixed.ts'), join(dir, 'bare.ts'), '--out-dir', tempDir(t)]);
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 2, r.stderr);
+  assert.match(lines[0], /prefixed\.ts: cannot import "node:events" \(imported by prefixed\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it and import "events" \(the node: prefix always means the builtin\) \(see docs\/extensions\.md, "Node builtins"\)$/);
+  assert.match(lines[1], /bare\.ts: cannot import "events" \(imported by bare\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it \(npm install events\) and this import resolves to it \(see /);
+  assert.doesNotMatch(r.stderr, /offers no browser build/);
 });
 
 test('a require() of a builtin inside try/catch (an optional dependency) builds, and the package\'s fallback runs', async (t) => {

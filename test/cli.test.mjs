@@ -83,11 +83,14 @@ test('kiln run validates a schema with pattern on the validation thread (the bun
 
 test('an error thrown by a tool reaches a calling script with its own name and message (a plain Error too)', async (t) => {
   const dir = tempDir(t);
-  writeFileSync(join(dir, 'e.ts'), "defineTool({ name: 'e.plain', handler: () => { throw new Error('boom'); } });\ndefineTool({ name: 'e.type', handler: () => { throw new TypeError('tboom'); } });");
-  writeFileSync(join(dir, 'e.js'), "const out = []; for (const n of ['e.plain', 'e.type']) { try { await plugins[n]() } catch (e) { out.push([e.name, e.message]) } } out");
+  writeFileSync(join(dir, 'e.ts'), "defineTool({ name: 'e.plain', handler: () => { throw new Error('boom'); } });\ndefineTool({ name: 'e.type', handler: () => { throw new TypeError('tboom'); } });\n" +
+    "class NotFound extends Error { name = 'NotFound'; }\ndefineTool({ name: 'e.custom', handler: () => { throw new NotFound('no such thing: x'); } });\n" +
+    "defineTool({ name: 'e.colon', handler: () => { throw new Error('Config: missing key'); } });");
+  writeFileSync(join(dir, 'e.js'), "const out = []; for (const n of ['e.plain', 'e.type', 'e.custom', 'e.colon']) { try { await plugins[n]() } catch (e) { out.push([e.name, e.message]) } } out");
   const r = await kiln(['run', join(dir, 'e.js'), join(dir, 'e.ts')]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), [['Error', 'boom'], ['TypeError', 'tboom']]);
+  assert.deepEqual(JSON.parse(r.stdout), [['Error', 'boom'], ['TypeError', 'tboom'], ['NotFound', 'no such thing: x'], ['Error', 'Config: missing key']]);
+  assert.doesNotMatch(r.stderr, /exposes none over MCP/, 'a script calls every tool: kiln run says nothing of what MCP clients would see');
 });
 
 test('a handler that returns or throws a value whose reading throws (a revoked Proxy, throwing traps) fails at once with an error, and the guest goes on', async (t) => {

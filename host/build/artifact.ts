@@ -88,7 +88,9 @@ export class Builder {
       const mib = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
       throw fail(`its bytecode is ${mib(bytecode.length)}; an artifact holds at most ${mib(MAX_IMAGE_BYTES)}: import less (packages are tree-shaken as their sideEffects allow)`);
     }
-    const instance = await GuestInstance.create(this.engine, bytecode, buildHost, this.loadTimeoutMs);
+    // What the top level logs names the author's files and lines, as a served tool's logs do.
+    const host: InstanceHost = { ...buildHost, log: (level, message) => buildHost.log(level, mapper.rewrite(message)) };
+    const instance = await GuestInstance.create(this.engine, bytecode, host, this.loadTimeoutMs);
     let raw: any;
     try {
       raw = instance.load({ host: 'mcp', moduleUrl: `file:///${name}` });

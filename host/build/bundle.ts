@@ -86,8 +86,26 @@ function unresolvedMessage(source: string, importer: string | undefined, base: s
   const where = from ? ` (imported by ${from}${pkg ? `, in package ${pkg}` : ''})` : '';
   if (!isBuiltin(source)) return `cannot import "${source}"${where}: it is not a file or an installed package`;
   return `cannot import "${source}"${where}: it is a Node builtin, and extensions run in QuickJS with no Node builtins; ` +
-    (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers. ` : '') +
-    `For the network use fetch or the handler's request (allow.net), for files and processes a command in allow.commands: see ${BUILTINS_DOC}`;
+    (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers; ` : '') +
+    `${builtinWayOut(source)} (see ${BUILTINS_DOC})`;
+}
+
+/** Builtins npm has a package of the same name for: installed, a bare import resolves to it. */
+const NPM_TWINS = new Set(['events', 'buffer', 'util', 'punycode', 'assert', 'string_decoder', 'path', 'url', 'querystring', 'process']);
+
+/** What to use instead of builtin `source`, as docs/extensions.md's table says. */
+function builtinWayOut(source: string): string {
+  const name = source.replace(/^node:/, '').split('/')[0];
+  if (name === 'fs') return "for files, the handler's fs (ctx.fs, shaped like node:fs/promises) with allow.fs";
+  if (name === 'child_process') return "for processes, a command declared in allow.commands, run with the handler's commands.run";
+  if (['http', 'https', 'http2', 'net', 'tls', 'dns', 'dgram'].includes(name)) return "for the network, fetch or the handler's request, with allow.net";
+  if (name === 'crypto') return 'for randomness and digests, the global crypto (getRandomValues, randomUUID, subtle.digest); for other hashes a pure-JS package such as @noble/hashes';
+  if (NPM_TWINS.has(name)) {
+    return source.startsWith('node:')
+      ? `npm's "${name}" package serves instead: install it and import "${name}" (the node: prefix always means the builtin)`
+      : `npm's "${name}" package serves instead: install it (npm install ${name}) and this import resolves to it`;
+  }
+  return 'use a package made for browsers';
 }
 
 /** Every module the bundle reads must be inside the extension's directory or its node_modules
