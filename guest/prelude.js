@@ -124,7 +124,10 @@
   define('setInterval', setInterval);
   define('clearTimeout', clearTimer);
   define('clearInterval', clearTimer);
-  define('queueMicrotask', (fn) => { Promise.resolve().then(fn); });
+  define('queueMicrotask', (fn) => {
+    if (typeof fn !== 'function') throw new TypeError('queueMicrotask: the callback must be a function');
+    Promise.resolve().then(fn);
+  });
 
   // ---- vars: the session's string store ----------------------------------------------------------
   const str = (v, what) => {

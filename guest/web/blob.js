@@ -14,6 +14,9 @@ const chunkBytes = (c) => (typeof c === 'string' ? utf8Encode(c) : isBufferSourc
 // ---- Blob, File, FormData --------------------------------------------------------------------------------
 class Blob {
   constructor(parts = [], opts = {}) {
+    if (parts === null || (typeof parts !== 'object' && typeof parts !== 'function') || typeof parts[Symbol.iterator] !== 'function') {
+      throw new TypeError('Blob: the parts must be a sequence (an array of strings, buffers and blobs)');
+    }
     const chunks = [];
     for (const p of parts) chunks.push(p instanceof Blob ? p[$] : chunkBytes(p));
     this[$] = concatBytes(chunks);
@@ -28,6 +31,7 @@ class Blob {
 }
 class File extends Blob {
   constructor(parts, name, opts = {}) {
+    if (arguments.length < 2) throw new TypeError('File: the bits and the file name must both be given');
     super(parts, opts);
     Object.defineProperty(this, 'name', { value: String(name), enumerable: true });
     Object.defineProperty(this, 'lastModified', { value: opts.lastModified ?? Date.now(), enumerable: true });

@@ -1,5 +1,5 @@
 // TextEncoder and TextDecoder: UTF-8 in linear time in the glue (utf8Encode/utf8Decode), UTF-16LE here.
-import { $, host, toBytes } from './internal.js';
+import { $, host, isBufferSource, toBytes } from './internal.js';
 
 /** UTF-8 bytes of any value's string form; lone surrogates become U+FFFD, as WHATWG's encoder writes them. */
 function utf8Encode(str) {
@@ -58,7 +58,8 @@ class TextDecoder {
   decode(input, options = {}) {
     const st = this[$];
     const stream = !!(options && options.stream);
-    const bytes = input === undefined || input === null ? new Uint8Array() : toBytes(input);
+    if (input !== undefined && !isBufferSource(input)) throw new TypeError('TextDecoder.decode: the input must be an ArrayBuffer or an ArrayBufferView');
+    const bytes = input === undefined ? new Uint8Array() : toBytes(input);
     let out;
     if (st.encoding === 'utf-16le') out = decodeUtf16le(bytes, st, stream);
     else {

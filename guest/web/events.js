@@ -71,6 +71,8 @@ class EventTarget {
   }
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
+    // The DOM's EventListener: a function or an object (with handleEvent); anything else is a TypeError, as in Node.
+    if (typeof callback !== 'function' && typeof callback !== 'object') throw new TypeError(`addEventListener: the listener must be a function or an object, not ${typeof callback}`);
     const o = flags(options);
     const signal = o.signal;
     if (signal && signal.aborted) return;

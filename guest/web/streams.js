@@ -37,7 +37,8 @@ class ReadableStream {
           }
         }
       },
-      releaseLock: () => { if (st.reader === reader) st.reader = null; },
+      // A read still pending rejects with a TypeError (the Streams Standard since 2022, and Node).
+      releaseLock: () => { if (st.reader === reader) { st.reader = null; st.wake(); } },
       cancel: (reason) => this.cancel(reason, true),
     };
     st.reader = reader;

@@ -463,6 +463,17 @@ const CHECKS = [
   ['String isWellFormed', () => ['a\ud800'.isWellFormed(), 'a\ud800'.toWellFormed().charCodeAt(1)]],
   ['JSON rawJSON', () => typeof JSON.rawJSON],
   ['Symbol.asyncIterator', () => typeof Symbol.asyncIterator],
+  // Arguments of the wrong type are TypeErrors, as in Node.
+  ['queueMicrotask of a number', () => queueMicrotask(1)],
+  ['TextDecoder.decode of a string', () => new TextDecoder().decode('abc')],
+  ['TextDecoder.decode of null and of undefined', () => { const out = []; for (const v of [null, undefined]) { try { out.push(new TextDecoder().decode(v)); } catch (e) { out.push(e.name); } } return out; }],
+  ['Blob of a string', () => new Blob('abc')],
+  ['Blob of an array-like', () => new Blob({ length: 1, 0: 'a' })],
+  ['Blob of null', () => new Blob(null)],
+  ['File without a name', () => new File([])],
+  ['addEventListener with a number', () => new EventTarget().addEventListener('x', 5)],
+  ['addEventListener with null', () => new EventTarget().addEventListener('x', null)],
+  ['releaseLock rejects a pending read', () => { const r = new ReadableStream().getReader(); const p = r.read(); r.releaseLock(); return p.then(() => 'resolved', (e) => e.name); }],
   // Array.prototype.join's cycle check, as in V8: an array met again while it is being joined joins as "".
   ['an array containing itself', () => { const a = [1]; a.push(a); const b = [a, 2]; a.push(b); return [a.join(), String(a), `${a}`, a.toLocaleString(), [a].join('-'), a.join()]; }],
   ['Date.parse: a day past the month is no date', () => ['Jan 32 2024', 'Mar 45 2024 10:00', '2024-100', 'Feb 30 2024'].map(Date.parse)],
