@@ -87,12 +87,14 @@ export async function startServer(t) {
           let data = Buffer.from('layered');
           const n = Number(url.searchParams.get('n'));
           for (let i = 0; i < n; i++) data = zlib.gzipSync(data);
-          res.writeHead(200, { 'content-encoding': Array(n).fill('gzip').join(',') });
+          // ?lines=1: one Content-Encoding line per coding
+          res.writeHead(200, { 'content-encoding': url.searchParams.get('lines') ? Array(n).fill('gzip') : Array(n).fill('gzip').join(',') });
           return res.end(data);
         }
         case '/cookies': { // ?n=N&r=R: N cookies named cR_0 ... cR_{N-1}
           const r = url.searchParams.get('r');
-          res.writeHead(200, { 'set-cookie': Array.from({ length: Number(url.searchParams.get('n')) }, (_, i) => `c${r}_${i}=1; Path=/`) });
+          const big = url.searchParams.get('big') ? [`big${r}=${'x'.repeat(5000)}; Path=/`] : []; // ?big=1: and one of 5,000 bytes
+          res.writeHead(200, { 'set-cookie': [...big, ...Array.from({ length: Number(url.searchParams.get('n')) }, (_, i) => `c${r}_${i}=1; Path=/`)] });
           return res.end('ok');
         }
         case '/status': // ?code=N: that status, with a body where HTTP allows one

@@ -2,7 +2,9 @@
 // a fresh guest; vars and other sessions are untouched, and the server keeps serving.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { buildFixture, call, serveArtifact } from './helpers.mjs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildFixture, call, mcp, serveArtifact, tempDir } from './helpers.mjs';
 
 let artifact;
 before(async () => {
@@ -79,6 +81,41 @@ test('a guest\'s operations in flight carry at most 64 MiB of requests and bodie
   assert.equal(r.json.fulfilled + r.json.refused, 30);
   assert.match(r.json.message, /plugins\.call: its 10\.0 MiB would bring this guest's operations in flight to \d+\.\d MiB of requests and bodies, more than the 64\.0 MiB a guest may have at once; await some first/);
   assert.equal((await call(client, 'lim.state')).isError, false, 'the guest goes on');
+});
+
+test('one operation alone may carry more than 64 MiB (what the guest held), and nothing starts beside it', async (t) => {
+  const client = await serve(t, '[limits]\nmemoryLimitBytes = 536870912\n');
+  const r = await call(client, 'lim.big');
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.json.first, 65 << 20);
+  assert.match(r.json.second, /would bring this guest's operations in flight to 65\.0 MiB .* more than the 64\.0 MiB a guest may have at once/);
+});
+
+test('results a busy guest has not taken are bounded: reads finished while it spins past 256 MiB are dropped, and fail', async (t) => {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'ext'));
+  mkdirSync(join(dir, 'ws/data'), { recursive: true });
+  writeFileSync(join(dir, 'ws/data/big.bin'), Buffer.alloc(4 << 20, 7));
+  writeFileSync(join(dir, 'kiln.toml'), 'extensions = ["ext"]\n[fs]\nroot = "ws"\nmaxReadBytes = 16777216\n[limits]\nmemoryLimitBytes = 536870912\n');
+  // 100 reads of 4 MiB started at once, then 3 s of work: the reads finish meanwhile (from the page cache, in
+  // well under a second), and their results wait for the session's thread.
+  writeFileSync(join(dir, 'ext/reads.ts'), `defineTool({ name: 'rd.flood', exposeAsTool: true, allow: { fs: { read: ['data'] } }, handler: async ({ fs }: any) => {
+    const reads = Array.from({ length: 100 }, () => fs.readFile('data/big.bin'));
+    await new Promise((r) => setTimeout(r, 1)); // the requests go to the main thread
+    const end = Date.now() + 3000;
+    while (Date.now() < end) (globalThis as any).spins = ((globalThis as any).spins ?? 0) + 1;
+    const results = await Promise.allSettled(reads);
+    const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    return { taken: results.length - refused.length, refused: refused.length, message: String(refused[0]?.reason?.message) };
+  } });\n`);
+  const { client } = await mcp(t, ['--config', join(dir, 'kiln.toml')]);
+  const r = await call(client, 'rd.flood');
+  assert.equal(r.isError, false, r.text);
+  assert.ok(r.json.taken <= 64 && r.json.refused >= 36, JSON.stringify(r.json));
+  assert.match(r.json.message, /fs\.readFile: its result \(4\.0 MiB\) was dropped: this session's thread already holds \d+\.\d MiB of results its guests have not taken \(a guest is busy\), at most 256\.0 MiB; await results before starting more/);
+  const again = await call(client, 'rd.flood');
+  assert.equal(again.isError, false, 'the bound is released as results are taken: the next call is the same');
+  assert.ok(again.json.taken <= 64 && again.json.taken >= 1, JSON.stringify(again.json));
 });
 
 test('while one session is stopped for spinning, other sessions keep their state', async (t) => {

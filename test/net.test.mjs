@@ -38,6 +38,10 @@ test('a response to HEAD, or with status 204 or 304, has a null body, as in Node
   const node = await Promise.all([['/status?code=204'], ['/status?code=304'], ['/hello', { method: 'HEAD' }], ['/status?code=200']]
     .map(async ([path, init]) => { const r = await fetch(`${srv.base}${path}`, init); return [r.status, r.body === null, await r.text()]; }));
   assert.deepEqual(seen.map((r) => [r.status, r.nullBody, r.text]), node);
+  // A method that is a token but not one of the standard six keeps its case on the Request, and goes out
+  // upper-cased; a hyphen is a token character (M-SEARCH).
+  const echoed = await get('/echo', { method: 'm-search' });
+  assert.equal(JSON.parse(echoed.text).method, 'M-SEARCH', echoed.text);
 });
 
 test('response headers with bytes above ASCII arrive as ByteStrings: a UTF-8 file name as Node\'s fetch shows it', async (t) => {
@@ -261,16 +265,21 @@ test('a response listing more than five content-codings is refused before any de
   const many = await call(client, 'net.get', { url: `${srv.base}/codings?n=2000` });
   assert.equal(many.isError, true);
   assert.match(many.text, /TypeError: fetch failed \(cause: HttpError: too many content-encodings in the response: 2000, at most 5\)/);
+  const lines = await call(client, 'net.get', { url: `${srv.base}/codings?n=3&lines=1` });
+  assert.equal(lines.json.text, 'layered', 'three Content-Encoding lines decode as a list of three');
+  const manyLines = await call(client, 'net.get', { url: `${srv.base}/codings?n=40&lines=1` });
+  assert.match(manyLines.text, /too many content-encodings in the response: 40, at most 5/);
   assert.equal((await call(client, 'net.get', { url: `${srv.base}/hello` })).isError, false, 'the session goes on');
 });
 
-test('a session\'s cookie jar keeps at most 180 cookies for a domain, dropping the oldest', async (t) => {
+test('a session\'s cookie jar keeps at most 180 cookies for a domain, dropping the oldest, and none past 4096 bytes', async (t) => {
   const srv = await startServer(t);
   const client = await serve(t);
-  for (const r of [1, 2, 3]) assert.equal((await call(client, 'net.get', { url: `${srv.base}/cookies?n=150&r=${r}` })).isError, false);
+  for (const r of [1, 2, 3]) assert.equal((await call(client, 'net.get', { url: `${srv.base}/cookies?n=150&r=${r}&big=1` })).isError, false);
   const sent = (await call(client, 'net.get', { url: `${srv.base}/me` })).json.text.split('; ');
   assert.equal(sent.length, 180, 'the newest 180 of 450');
   assert.ok(sent.includes('c3_149=1') && sent.includes('c2_120=1') && !sent.includes('c2_119=1') && !sent.some((c) => c.startsWith('c1_')), sent.slice(0, 3).join(', '));
+  assert.ok(!sent.some((c) => c.startsWith('big')), 'a 5,000-byte cookie is not kept');
 });
 
 test('a decompression bomb is stopped at maxResponseBytes of decoded bytes', async (t) => {

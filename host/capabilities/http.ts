@@ -99,7 +99,7 @@ function parseRequest(v: unknown): FetchRequest {
   const r = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
   if (typeof r.url !== 'string') throw new HttpError('fetch needs a URL');
   const method = typeof r.method === 'string' ? r.method.toUpperCase() : 'GET';
-  if (!/^[A-Z]{1,16}$/.test(method) || method === 'CONNECT' || method === 'TRACE') throw new HttpError(`fetch: method ${method} is not allowed`);
+  if (!/^[A-Z][A-Z0-9_-]{0,31}$/.test(method) || method === 'CONNECT' || method === 'TRACE' || method === 'TRACK') throw new HttpError(`fetch: method ${method} is not allowed`);
   const headers = Array.isArray(r.headers)
     ? r.headers.filter((h): h is [string, string] => Array.isArray(h) && typeof h[0] === 'string' && typeof h[1] === 'string')
     : [];
@@ -128,6 +128,7 @@ const load = createRequire(import.meta.url);
 const statusText = (code: number): string => (load('node:http') as typeof import('node:http')).STATUS_CODES[code] ?? '';
 
 const MAX_COOKIES = 3000;
+const MAX_COOKIE_BYTES = 4096;
 const MAX_DOMAIN_COOKIES = 180;
 
 /** One session's HTTP state: cookie jar, open bodies, requests in flight. */
@@ -254,7 +255,13 @@ export class HttpSession {
         const resHeaders = decoded.map(([k, v]): [string, string] => [k, byteString(v)]);
         // Cookies as bytes, so that one goes back to the server exactly as it came (undici writes latin1).
         let cookies = 0;
-        for (const [k, v] of resHeaders) if (k === 'set-cookie' && ++cookies) await this.jar.setCookie(v, url.href, { ignoreError: true });
+        for (const [k, v] of resHeaders) {
+          // A cookie whose name and value pass 4096 bytes is ignored, as Chromium does: with the counts below,
+          // that bounds a jar to ~12 MiB (16 KB cookies made one jar 47 MB).
+          if (k === 'set-cookie' && v.split(';', 1)[0].length <= MAX_COOKIE_BYTES && v.length <= 2 * MAX_COOKIE_BYTES && ++cookies) {
+            await this.jar.setCookie(v, url.href, { ignoreError: true });
+          }
+        }
         if (cookies) await this.boundCookies();
         // A redirect's target as UTF-8, as a browser reads it (a file name in it is then percent-encoded right).
         const location = decoded.find(([k]) => k === 'location')?.[1];
@@ -282,7 +289,9 @@ export class HttpSession {
         }
         const id = this.nextBody++;
         const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
-        const stream = bodiless ? res.body : decodedBody(res.body, resHeaders.find(([k]) => k === 'content-encoding')?.[1]);
+        // Every Content-Encoding line counts, as a comma list (a server may send one line per coding).
+        const codings = resHeaders.filter(([k]) => k === 'content-encoding').map(([, v]) => v).join(', ');
+        const stream = bodiless ? res.body : decodedBody(res.body, codings || undefined);
         this.bodies.set(id, {
           owner,
           iterator: stream[Symbol.asyncIterator](),

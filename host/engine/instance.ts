@@ -71,9 +71,10 @@ export const MEMORY_SLACK = 32 * 1024 * 1024;
 export const MAX_OPS_IN_FLIGHT = 1024;
 
 /** Bytes of requests and bodies (a file to write, an upload, a tool call's arguments) one guest's operations
- *  in flight may carry together; past it an operation fails at once. Each is a copy on the host, outside the
- *  guest's heap limit, and a queued one is held until its turn: one 16 MiB buffer written 100 times without
- *  awaiting held 4 GB of the server's memory. */
+ *  in flight may carry together; past it an operation fails at once, unless none is in flight (one alone may
+ *  carry what the guest's own memory held). Each is a copy on the host, outside the guest's heap limit, and a
+ *  queued one is held until its turn: one 16 MiB buffer written 100 times without awaiting held 4 GB of the
+ *  server's memory. */
 export const MAX_OP_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /** Per-operation extras: a request body, and the signal the guest's abort() fires. */
@@ -502,7 +503,7 @@ export class GuestInstance {
     const bytes = requestJson.length + (body?.byteLength ?? 0);
     let held = 0;
     for (const o of this.ops.values()) held += o.bytes;
-    const heavy = held + bytes > MAX_OP_BYTES_IN_FLIGHT;
+    const heavy = held > 0 && held + bytes > MAX_OP_BYTES_IN_FLIGHT;
     const cancelled = running?.cancelled;
     const abort = new AbortController();
     this.ops.set(op, { inv, abort, bytes: full || heavy ? 0 : bytes });

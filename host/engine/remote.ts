@@ -42,6 +42,23 @@ function fromWire(w: WireError): KilnError {
   }
 }
 
+/** Op results of at least this size are counted until the thread has taken them (it says so: `taken`). */
+const COUNTED_RESULT_BYTES = 64 * 1024;
+/** Bytes of op results a thread may have been sent and not taken yet. Its guests' results queue while one of
+ *  them runs (the thread's event loop is busy), outside any guest's heap limit: 64 reads of a 16 MiB file
+ *  started without awaiting, then a busy loop, held 1.8 GB. Past the bound a result is dropped and its op
+ *  fails; with nothing running, results are taken as they come. */
+export const MAX_UNTAKEN_RESULT_BYTES = 256 * 1024 * 1024;
+
+/** The bytes a result carries (bytes, text, or an object of them: a command's output). */
+function resultBytes(v: unknown): number {
+  if (v instanceof Uint8Array) return v.byteLength;
+  if (typeof v === 'string') return v.length;
+  let n = 0;
+  if (v && typeof v === 'object') for (const x of Object.values(v)) n += x instanceof Uint8Array ? x.byteLength : typeof x === 'string' ? x.length : 0;
+  return n;
+}
+
 let nextInstance = 1;
 /** Guests of one worker that can be waiting to be stopped at once (requestStop). */
 export const STOP_SLOTS = 32;
@@ -95,6 +112,9 @@ export class SessionWorker {
   private readonly aborts = new Map<number, { id: number; abort: AbortController }>();
   /** The hooks of invoke/runScript requests in flight, by seq: an op names its request (OpExtras.call). */
   private readonly callHooks = new Map<number, CancelHook>();
+  /** Counted op results sent and not yet taken by the thread, by request id (MAX_UNTAKEN_RESULT_BYTES). */
+  private readonly untaken = new Map<number, number>();
+  private untakenBytes = 0;
   private seq = 1;
   private stopped: KilnError | undefined;
   readonly ready: Promise<unknown>;
@@ -230,6 +250,21 @@ export class SessionWorker {
     this.hooks.clear();
     for (const a of this.aborts.values()) a.abort.abort();
     this.aborts.clear();
+    this.untaken.clear();
+    this.untakenBytes = 0;
+  }
+
+  /** Send op `req`'s value, counted if it is large; dropped, and the op failed, past the thread's bound. */
+  private sendResult(req: number, kind: string, value: unknown): void {
+    const size = resultBytes(value);
+    if (size < COUNTED_RESULT_BYTES) return this.send({ type: 'opResult', req, ok: true, value });
+    if (this.untakenBytes + size > MAX_UNTAKEN_RESULT_BYTES) {
+      const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+      return this.send({ type: 'opResult', req, ok: false, error: { name: 'Error', message: `${kind}: its result (${mib(size)}) was dropped: this session's thread already holds ${mib(this.untakenBytes)} of results its guests have not taken (a guest is busy), at most ${mib(MAX_UNTAKEN_RESULT_BYTES)}; await results before starting more` } });
+    }
+    this.send({ type: 'opResult', req, ok: true, value, counted: true });
+    this.untaken.set(req, size);
+    this.untakenBytes += size;
   }
 
   private receive(m: FromWorker): void {
@@ -255,7 +290,7 @@ export class SessionWorker {
         work.then(
           (value) => {
             try {
-              this.send({ type: 'opResult', req: m.req, ok: true, value });
+              this.sendResult(m.req, m.kind, value);
             } catch (e) { // not cloneable (a capability's bug): the op fails, the thread and its guests go on
               this.send({ type: 'opResult', req: m.req, ok: false, error: { name: 'Error', message: `${m.kind} produced a value that cannot be passed to the guest (${(e as Error).message})` } });
             }
@@ -283,6 +318,11 @@ export class SessionWorker {
         this.hooks.get(m.id)?.instance.kill(fromWire(m.error));
         this.hooks.delete(m.id);
         break;
+      case 'taken': {
+        this.untakenBytes -= this.untaken.get(m.req) ?? 0;
+        this.untaken.delete(m.req);
+        break;
+      }
     }
   }
 }

@@ -21,7 +21,7 @@ export type ToWorker =
   | { type: 'cancel'; of: number; reason: string }
   /** Move the deadline of the invoke/runScript request `of` `ms` later (CancelHook.extend). */
   | { type: 'extend'; of: number; ms: number }
-  | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError }
+  | { type: 'opResult'; req: number; ok: boolean; value?: unknown; error?: WireError; counted?: boolean }
   | { type: 'ping'; seq: number }
   | { type: 'varsInit'; session: string; entries: [string, string][] }
   | { type: 'varsDrop'; session: string };
@@ -36,7 +36,8 @@ export type FromWorker =
   | { type: 'discardBody'; id: number; body: number }
   | { type: 'vars'; session: string; op: 'set' | 'delete'; key: string; value?: string }
   | { type: 'log'; id: number; level: string; message: string }
-  | { type: 'dead'; id: number; error: WireError };
+  | { type: 'dead'; id: number; error: WireError }
+  | { type: 'taken'; req: number };
 
 /** An error as it crosses threads: its class name, message and (for a ToolError) the guest's detail. */
 export interface WireError {
@@ -182,6 +183,7 @@ if (parentPort && workerData?.kilnWorker) void (async (port) => {
         const op = ops.get(m.req);
         ops.delete(m.req);
         if (op) m.ok ? op.resolve(m.value) : op.reject(fromWire(m.error!));
+        if (m.counted) post({ type: 'taken', req: m.req }); // the main thread counts it no longer (remote.ts)
         break;
       }
       case 'ping':
