@@ -70,6 +70,15 @@ function normalizeMethod(m) {
   return ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'].includes(upper) ? upper : method;
 }
 
+/** A clone's body: a stream body (every fetched one) is teed, each side getting every chunk (what one side has
+ *  not read yet stays buffered in the guest); bytes are copied by the caller. */
+function teeInto(from, to) {
+  if (!from[$].stream) return;
+  const [a, b] = from[$].stream.tee();
+  from[$].stream = a;
+  to[$].stream = b;
+}
+
 class Request extends Body {
   constructor(input, init = {}) {
     super();
@@ -92,7 +101,12 @@ class Request extends Body {
   get redirect() { return this[$].redirect; }
   get credentials() { return this[$].credentials; }
   get signal() { return this[$].signal; }
-  clone() { if (this[$].used) throw new TypeError('Request body already used'); return new Request(this); }
+  clone() {
+    if (this[$].used) throw new TypeError('Request body already used');
+    const r = new Request(this);
+    teeInto(this, r);
+    return r;
+  }
 }
 
 class Response extends Body {
@@ -115,9 +129,9 @@ class Response extends Body {
   clone() {
     const st = this[$];
     if (st.used) throw new TypeError('Response body already used');
-    if (st.stream) throw new TypeError('clone() of a response whose body is a stream (as every fetched body is) is not supported in kiln: there is no stream tee; read the body once and build new Responses from it');
     const r = new Response(null, { status: 200, headers: st.headers });
     Object.assign(r[$], { status: st.status, statusText: st.statusText, url: st.url, redirected: st.redirected, type: st.type, bytes: st.bytes ? st.bytes.slice() : null });
+    teeInto(this, r);
     return r;
   }
   static json(data, init = {}) {

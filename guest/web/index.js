@@ -26,6 +26,19 @@ import { inspect, makeConsole } from './console.js';
 import { Intl, installLocaleMethods } from './intl.js';
 import { makeFs } from './fs.js';
 
+/** Web IDL's attributes and operations are enumerable (class members are not): code that copies a Response
+ *  or a Blob with for...in (redaxios does) sees status, headers, size and the rest, as in Node. Members named
+ *  with a leading underscore are kiln's own and stay hidden. */
+function enumerableMembers(proto) {
+  for (let p = proto; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const key of Object.getOwnPropertyNames(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, key);
+      if (key === 'constructor' || key.startsWith('_') || d.enumerable || !d.configurable) continue;
+      Object.defineProperty(p, key, { ...d, enumerable: true });
+    }
+  }
+}
+
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
 export function installWeb(native, api) {
   Object.assign(host, { native, define: api.define, startOp: api.startOp, current: api.current });
@@ -37,8 +50,9 @@ export function installWeb(native, api) {
   for (const [name, value] of Object.entries(globals)) {
     // Web IDL's class string, as in Node and browsers: Object.prototype.toString.call(blob) is "[object Blob]"
     // (libraries tell a Blob or FormData from a plain object this way).
-    if (typeof value === 'function' && /^[A-Z]/.test(name) && value.prototype && !Object.hasOwn(value.prototype, Symbol.toStringTag)) {
-      Object.defineProperty(value.prototype, Symbol.toStringTag, { value: name, configurable: true });
+    if (typeof value === 'function' && /^[A-Z]/.test(name) && value.prototype) {
+      if (!Object.hasOwn(value.prototype, Symbol.toStringTag)) Object.defineProperty(value.prototype, Symbol.toStringTag, { value: name, configurable: true });
+      enumerableMembers(value.prototype);
     }
     api.define(name, value);
   }

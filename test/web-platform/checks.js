@@ -208,6 +208,18 @@ const CHECKS = [
   ['response Response.redirect', () => { const r = Response.redirect('https://a.test/x', 301); return [r.status, r.headers.get('location')]; }],
   ['response redirect bad status', () => Response.redirect('https://a.test/', 200)],
   ['response clone', async () => { const r = new Response('x'); const c = r.clone(); return [await r.text(), await c.text()]; }],
+  ['response clone of a stream body', async () => { const r = new Response(new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('ab')); c.enqueue(new TextEncoder().encode('c')); c.close(); } })); const c = r.clone(); return [await c.text(), await r.text(), r.bodyUsed]; }],
+  ['request clone of a stream body', async () => { const r = new Request('https://a.test', { method: 'POST', body: new Blob(['xy']).stream(), duplex: 'half' }); const c = r.clone(); return [await r.text(), await c.text()]; }],
+  // Web IDL members are enumerable: for...in sees them (redaxios copies a response that way).
+  ['for...in over web objects', () => [
+    [new Response('x'), ['status', 'ok', 'statusText', 'headers', 'url', 'body', 'bodyUsed', 'clone', 'text', 'json', 'arrayBuffer', 'blob']],
+    [new Request('http://a.test/'), ['url', 'method', 'headers', 'signal', 'redirect', 'clone', 'text']],
+    [new Headers(), ['append', 'delete', 'get', 'has', 'set', 'getSetCookie', 'keys', 'values', 'entries', 'forEach']],
+    [new URL('http://a.test/'), ['href', 'origin', 'protocol', 'host', 'hostname', 'port', 'pathname', 'search', 'hash', 'searchParams', 'toString']],
+    [new Blob([]), ['size', 'type', 'slice', 'text', 'arrayBuffer', 'stream']],
+    [new AbortController(), ['signal', 'abort']],
+    [new EventTarget(), ['addEventListener', 'removeEventListener', 'dispatchEvent']],
+  ].map(([o, want]) => { const ks = []; for (const k in o) ks.push(k); return want.filter((k) => !ks.includes(k)); })],
   ['response content-type string', () => new Response('x').headers.get('content-type')],
   ['response content-type bytes', () => new Response(new Uint8Array([1])).headers.get('content-type')],
   ['response stream body', async () => { const s = new ReadableStream({ start(c) { c.enqueue(enc('a')); c.enqueue(enc('b')); c.close(); } }); return new Response(s).text(); }],
