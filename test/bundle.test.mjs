@@ -189,14 +189,21 @@ test('a builtin npm has a package of (events) names that package: install it, an
   const dir = tree(t, {
     'prefixed.ts': "import { EventEmitter } from 'node:events';\ndefineTool({ name: 'ev.prefixed', handler: () => typeof EventEmitter });\n",
     'bare.ts': "import { EventEmitter } from 'events';\ndefineTool({ name: 'ev.bare', handler: () => typeof EventEmitter });\n",
+    'several.ts': "import get from 'nodeonly';\ndefineTool({ name: 'ev.several', handler: () => get() });\n",
+    'node_modules/nodeonly/package.json': { name: 'nodeonly', version: '1.0.0', main: 'index.js' },
+    'node_modules/nodeonly/index.js': "const util = require('util');\nconst zlib = require('zlib');\nconst http = require('http');\nmodule.exports = () => [util, zlib, http].length;\n",
   });
-  const r = await kiln(['build', join(dir, 'prefixed.ts'), join(dir, 'bare.ts'), '--out-dir', tempDir(t)]);
+  const r = await kiln(['build', join(dir, 'prefixed.ts'), join(dir, 'bare.ts'), join(dir, 'several.ts'), '--out-dir', tempDir(t)]);
   assert.equal(r.code, 1);
   const lines = r.stderr.trim().split('\n');
-  assert.equal(lines.length, 2, r.stderr);
+  assert.equal(lines.length, 3, r.stderr);
+  // Several builtins: the same one named every time (one with no npm twin first), the others listed; the way
+  // out said once.
+  assert.match(lines[2], /several\.ts: cannot import "http" \(imported by node_modules\/nodeonly\/index\.js, in package nodeonly@1\.0\.0\): .*: use a package made for browsers; for the network, fetch or the handler's request, with allow\.net \(see docs\/extensions\.md, "Node builtins"\); also unresolved: "zlib", "util"$/);
   assert.match(lines[0], /prefixed\.ts: cannot import "node:events" \(imported by prefixed\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it and import "events" \(the node: prefix always means the builtin\) \(see docs\/extensions\.md, "Node builtins"\)$/);
   assert.match(lines[1], /bare\.ts: cannot import "events" \(imported by bare\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it \(npm install events\) and this import resolves to it \(see /);
-  assert.doesNotMatch(r.stderr, /offers no browser build/);
+  assert.doesNotMatch(lines[0] + lines[1], /offers no browser build/);
+  assert.equal(lines[2].split('use a package made for browsers').length, 2, 'the way out said once');
 });
 
 test('a require() of a builtin inside try/catch (an optional dependency) builds, and the package\'s fallback runs', async (t) => {

@@ -85,9 +85,20 @@ function unresolvedMessage(source: string, importer: string | undefined, base: s
   const pkg = importer ? packageOf(importer) : undefined;
   const where = from ? ` (imported by ${from}${pkg ? `, in package ${pkg}` : ''})` : '';
   if (!isBuiltin(source)) return `cannot import "${source}"${where}: it is not a file or an installed package`;
+  const way = builtinWayOut(source);
   return `cannot import "${source}"${where}: it is a Node builtin, and extensions run in QuickJS with no Node builtins; ` +
-    (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers; ` : '') +
-    `${builtinWayOut(source)} (see ${BUILTINS_DOC})`;
+    (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers` : '') +
+    (pkg && way === FOR_BROWSERS ? '' : `${pkg ? '; ' : ''}${way}`) + ` (see ${BUILTINS_DOC})`;
+}
+
+const FOR_BROWSERS = 'use a package made for browsers';
+
+/** Which unresolved import a failed build names first, the same every time (rollup resolves in parallel): a
+ *  missing package, then a builtin with no npm twin (http says more than the util it also imports), then the
+ *  rest; by name within each. */
+function rank(source: string): number {
+  if (!isBuiltin(source)) return 0;
+  return NPM_TWINS.has(source.replace(/^node:/, '').split('/')[0]) ? 2 : 1;
 }
 
 /** Builtins npm has a package of the same name for: installed, a bare import resolves to it. */
@@ -105,7 +116,7 @@ function builtinWayOut(source: string): string {
       ? `npm's "${name}" package serves instead: install it and import "${name}" (the node: prefix always means the builtin)`
       : `npm's "${name}" package serves instead: install it (npm install ${name}) and this import resolves to it`;
   }
-  return 'use a package made for browsers';
+  return FOR_BROWSERS;
 }
 
 /** Every module the bundle reads must be inside the extension's directory or its node_modules
@@ -179,7 +190,8 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
   const entry = resolve(file);
   const base = dirname(entry);
   const root = options.root ?? extensionRoot(entry);
-  let failure: string | undefined;
+  const misses = new Map<string, string | undefined>(); // an import nothing resolves -> who imported it
+  let failure: string | undefined; // another failure rollup logged
   const unresolved = new Map<string, string>(); // import -> the first real file that imported it
   let build;
   try {
@@ -203,10 +215,15 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
         if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') {
           const source = log.exporter ?? '';
           const importer = unresolved.get(source) ?? (log.id && !log.id.startsWith('\0') ? log.id : undefined);
-          failure ??= log.exporter ? unresolvedMessage(source, importer, base) : log.message;
+          if (log.exporter) { if (!misses.has(source)) misses.set(source, importer); } else failure ??= log.message;
         }
       },
     });
+    if (misses.size) {
+      const [first, ...more] = [...misses.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+      throw new BundleError(unresolvedMessage(first, misses.get(first), base) +
+        (more.length ? `; also unresolved: ${more.slice(0, 8).map((s) => `"${s}"`).join(', ')}${more.length > 8 ? ', …' : ''}` : ''));
+    }
     if (failure) throw new BundleError(failure);
     const { output } = await build.generate({
       format: 'es',
