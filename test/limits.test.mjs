@@ -91,7 +91,7 @@ test('one operation alone may carry more than 64 MiB (what the guest held), and 
   assert.match(r.json.second, /would bring this guest's operations in flight to 65\.0 MiB .* more than the 64\.0 MiB a guest may have at once/);
 });
 
-test('results a busy guest has not taken are bounded: reads finished while it spins past 256 MiB are dropped, and fail', async (t) => {
+test('results a busy guest has not taken are bounded per guest: reads finished while it spins past 256 MiB are dropped, and fail', async (t) => {
   const dir = tempDir(t);
   mkdirSync(join(dir, 'ext'));
   mkdirSync(join(dir, 'ws/data'), { recursive: true });
@@ -112,7 +112,7 @@ test('results a busy guest has not taken are bounded: reads finished while it sp
   const r = await call(client, 'rd.flood');
   assert.equal(r.isError, false, r.text);
   assert.ok(r.json.taken <= 64 && r.json.refused >= 36, JSON.stringify(r.json));
-  assert.match(r.json.message, /fs\.readFile: its result \(4\.0 MiB\) was dropped: this session's thread already holds \d+\.\d MiB of results its guests have not taken \(a guest is busy\), at most 256\.0 MiB; await results before starting more/);
+  assert.match(r.json.message, /fs\.readFile: its result \(4\.0 MiB\) was dropped: \d+\.\d MiB of this guest's results are waiting for it \(it is busy\), at most 256\.0 MiB; await results before starting more/);
   const again = await call(client, 'rd.flood');
   assert.equal(again.isError, false, 'the bound is released as results are taken: the next call is the same');
   assert.ok(again.json.taken <= 64 && again.json.taken >= 1, JSON.stringify(again.json));

@@ -44,10 +44,11 @@ function fromWire(w: WireError): KilnError {
 
 /** Op results of at least this size are counted until the thread has taken them (it says so: `taken`). */
 const COUNTED_RESULT_BYTES = 64 * 1024;
-/** Bytes of op results a thread may have been sent and not taken yet. Its guests' results queue while one of
- *  them runs (the thread's event loop is busy), outside any guest's heap limit: 64 reads of a 16 MiB file
- *  started without awaiting, then a busy loop, held 1.8 GB. Past the bound a result is dropped and its op
- *  fails; with nothing running, results are taken as they come. */
+/** Bytes of op results one guest may have been sent and not taken yet. Results queue while a guest of the
+ *  thread runs (its event loop is busy), outside any guest's heap limit: 64 reads of a 16 MiB file started
+ *  without awaiting, then a busy loop, held 1.8 GB. Past the bound that guest's next result is dropped and
+ *  its op fails; with nothing running, results are taken as they come. Counted per guest, so one guest
+ *  cannot use up another's share of its thread. */
 export const MAX_UNTAKEN_RESULT_BYTES = 256 * 1024 * 1024;
 
 /** The bytes a result carries (bytes, text, or an object of them: a command's output). */
@@ -112,9 +113,10 @@ export class SessionWorker {
   private readonly aborts = new Map<number, { id: number; abort: AbortController }>();
   /** The hooks of invoke/runScript requests in flight, by seq: an op names its request (OpExtras.call). */
   private readonly callHooks = new Map<number, CancelHook>();
-  /** Counted op results sent and not yet taken by the thread, by request id (MAX_UNTAKEN_RESULT_BYTES). */
-  private readonly untaken = new Map<number, number>();
-  private untakenBytes = 0;
+  /** Counted op results sent and not yet taken by the thread, by request id, and their sum per guest
+   *  (MAX_UNTAKEN_RESULT_BYTES). */
+  private readonly untaken = new Map<number, { id: number; size: number }>();
+  private readonly untakenBytes = new Map<number, number>();
   private seq = 1;
   private stopped: KilnError | undefined;
   readonly ready: Promise<unknown>;
@@ -251,20 +253,21 @@ export class SessionWorker {
     for (const a of this.aborts.values()) a.abort.abort();
     this.aborts.clear();
     this.untaken.clear();
-    this.untakenBytes = 0;
+    this.untakenBytes.clear();
   }
 
   /** Send op `req`'s value, counted if it is large; dropped, and the op failed, past the thread's bound. */
-  private sendResult(req: number, kind: string, value: unknown): void {
+  private sendResult(id: number, req: number, kind: string, value: unknown): void {
     const size = resultBytes(value);
     if (size < COUNTED_RESULT_BYTES) return this.send({ type: 'opResult', req, ok: true, value });
-    if (this.untakenBytes + size > MAX_UNTAKEN_RESULT_BYTES) {
+    const held = this.untakenBytes.get(id) ?? 0;
+    if (held + size > MAX_UNTAKEN_RESULT_BYTES) {
       const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
-      return this.send({ type: 'opResult', req, ok: false, error: { name: 'Error', message: `${kind}: its result (${mib(size)}) was dropped: this session's thread already holds ${mib(this.untakenBytes)} of results its guests have not taken (a guest is busy), at most ${mib(MAX_UNTAKEN_RESULT_BYTES)}; await results before starting more` } });
+      return this.send({ type: 'opResult', req, ok: false, error: { name: 'Error', message: `${kind}: its result (${mib(size)}) was dropped: ${mib(held)} of this guest's results are waiting for it (it is busy), at most ${mib(MAX_UNTAKEN_RESULT_BYTES)}; await results before starting more` } });
     }
     this.send({ type: 'opResult', req, ok: true, value, counted: true });
-    this.untaken.set(req, size);
-    this.untakenBytes += size;
+    this.untaken.set(req, { id, size });
+    this.untakenBytes.set(id, held + size);
   }
 
   private receive(m: FromWorker): void {
@@ -290,7 +293,7 @@ export class SessionWorker {
         work.then(
           (value) => {
             try {
-              this.sendResult(m.req, m.kind, value);
+              this.sendResult(m.id, m.req, m.kind, value);
             } catch (e) { // not cloneable (a capability's bug): the op fails, the thread and its guests go on
               this.send({ type: 'opResult', req: m.req, ok: false, error: { name: 'Error', message: `${m.kind} produced a value that cannot be passed to the guest (${(e as Error).message})` } });
             }
@@ -319,8 +322,12 @@ export class SessionWorker {
         this.hooks.delete(m.id);
         break;
       case 'taken': {
-        this.untakenBytes -= this.untaken.get(m.req) ?? 0;
+        const t = this.untaken.get(m.req);
         this.untaken.delete(m.req);
+        if (!t) break;
+        const left = (this.untakenBytes.get(t.id) ?? 0) - t.size;
+        if (left > 0) this.untakenBytes.set(t.id, left);
+        else this.untakenBytes.delete(t.id);
         break;
       }
     }
