@@ -61,11 +61,12 @@ const FORBIDDEN = new Set(['host', 'connection', 'content-length', 'transfer-enc
 /** What every request carries unless the guest set it (User-Agent: real APIs refuse requests without one). */
 const defaultHeaders = (): [string, string][] => [['user-agent', `kiln/${kilnVersion()}`], ['accept', '*/*'], ['accept-encoding', 'gzip, deflate, br']];
 
+/** Codings one response may list (undici's fetch allows as many): each is a decoder on the host. */
+const MAX_CODINGS = 5;
+
 /** The body as the guest reads it: decoded from its content-encoding(s) (gzip, deflate, br; others are passed
  *  through as they are). The size cap counts decoded bytes, so a small compressed body that inflates past
  *  maxResponseBytes is stopped there: zlib hands out its output in 16 KiB chunks. */
-const MAX_CODINGS = 5;
-
 function decodedBody(stream: NodeJS.ReadableStream & { destroy(): void }, encoding: string | undefined): NodeJS.ReadableStream & { destroy(): void } {
   const codings = (encoding ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c && c !== 'identity');
   if (codings.length === 0) return stream;
@@ -256,11 +257,12 @@ export class HttpSession {
         // Cookies as bytes, so that one goes back to the server exactly as it came (undici writes latin1).
         let cookies = 0;
         for (const [k, v] of resHeaders) {
-          // A cookie whose name and value pass 4096 bytes is ignored, as Chromium does: with the counts below,
-          // that bounds a jar to ~12 MiB (16 KB cookies made one jar 47 MB).
-          if (k === 'set-cookie' && v.split(';', 1)[0].length <= MAX_COOKIE_BYTES && v.length <= 2 * MAX_COOKIE_BYTES && ++cookies) {
-            await this.jar.setCookie(v, url.href, { ignoreError: true });
-          }
+          if (k !== 'set-cookie') continue;
+          // A cookie whose name and value pass 4096 bytes is ignored, as Chromium does: with the counts in
+          // boundCookies, that bounds a jar to ~12 MiB (16 KB cookies made one jar 47 MB).
+          if (v.split(';', 1)[0].length > MAX_COOKIE_BYTES || v.length > 2 * MAX_COOKIE_BYTES) continue;
+          await this.jar.setCookie(v, url.href, { ignoreError: true });
+          cookies++;
         }
         if (cookies) await this.boundCookies();
         // A redirect's target as UTF-8, as a browser reads it (a file name in it is then percent-encoded right).
