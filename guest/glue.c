@@ -24,7 +24,7 @@
 #include <time.h>
 #include "quickjs.h"
 
-#define WIT_VERSION "0.6.0"
+#define WIT_VERSION "0.7.0"
 #define IMPORT(iface, name) \
   __attribute__((import_module("kiln:extension/" iface "@" WIT_VERSION), import_name(name)))
 #define EXPORT(name) __attribute__((export_name("kiln:extension/guest@" WIT_VERSION "#" name)))
@@ -55,6 +55,7 @@ IMPORT("vars", "delete") extern uint32_t imp_vars_delete(const char *, size_t);
 IMPORT("vars", "keys") extern void imp_vars_keys(void *ret);
 IMPORT("runtime", "log") extern void imp_runtime_log(uint32_t, const char *, size_t);
 IMPORT("runtime", "sleep") extern uint32_t imp_runtime_sleep(uint32_t);
+IMPORT("runtime", "clear-timer") extern void imp_runtime_clear_timer(uint32_t);
 IMPORT("runtime", "progress") extern void imp_runtime_progress(uint32_t, const char *, size_t);
 IMPORT("runtime", "finish") extern void imp_runtime_finish(uint32_t, uint32_t, const char *, size_t);
 IMPORT("runtime", "interrupted") extern uint32_t imp_runtime_interrupted(void);
@@ -453,6 +454,13 @@ static JSValue n_sleep(JSContext *c, JSValueConst this_val, int argc, JSValueCon
   return JS_NewUint32(c, imp_runtime_sleep(ms));
 }
 
+static JSValue n_clear_timer(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  uint32_t op;
+  if (JS_ToUint32(c, &op, argv[0])) return JS_EXCEPTION;
+  imp_runtime_clear_timer(op);
+  return JS_UNDEFINED;
+}
+
 static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   uint32_t level;
   size_t len;
@@ -736,6 +744,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "resultKinds", JS_NewCFunction(ctx, n_result_kinds, "resultKinds", 3));
   JS_SetPropertyStr(ctx, o, "resultKind", JS_NewCFunction(ctx, n_result_kind, "resultKind", 1));
   JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
+  JS_SetPropertyStr(ctx, o, "clearTimer", JS_NewCFunction(ctx, n_clear_timer, "clearTimer", 1));
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
   JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
   JS_SetPropertyStr(ctx, o, "progress", JS_NewCFunction(ctx, n_progress, "progress", 2));

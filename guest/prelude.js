@@ -69,61 +69,28 @@
     // Nearly every call made no signal and was not cancelled: two size checks instead of two deletes.
     if (cancels.size !== 0) cancels.delete(inv);
     if (cancelled.size !== 0) cancelled.delete(inv);
+    // With no call left in flight the host drops every timer and op this guest started: so does the guest,
+    // or what it waited for would stay in `pending` for the session's life.
+    if (live.size === 0 && pending.size !== 0) {
+      pending.clear();
+      web.timersIdle();
+    }
     native.finish(inv, ok, text);
   };
 
   // ---- the web platform (guest/web/): fetch, URL, streams, console, crypto, process, ... ---------------
-  const web = kilnInstallWeb(native, { define, startOp, current: () => current });
+  const web = kilnInstallWeb(native, { define, startOp, current: () => current, pending, uncaught: (e) => uncaught(e) });
   const abortError = (reason) => new web.DOMException(String(reason), 'AbortError');
   const show = (v) => (typeof v === 'string' ? v : web.inspect(v));
   define('console', web.makeConsole());
 
-  // ---- timers ------------------------------------------------------------------------------------
-  // A timer is an op of the host (runtime.sleep); like every op it does not outlive the call that set it.
-  // An exception thrown by a callback is logged as uncaught (with its stack), and the call goes on.
-  const timers = new Map(); // timer id -> true while armed
-  let nextTimer = 1;
+  // ---- timers (guest/web/timers.js) and microtasks --------------------------------------------------
+  // An exception thrown by a timer's callback (or a browser event listener) is logged as uncaught, with its
+  // stack, and the call goes on.
   const uncaught = (e) => {
     const text = e instanceof Error ? `${e.name}: ${e.message}${e.stack ? `\n${e.stack}` : ''}` : show(e);
     native.log(3, `Uncaught ${text}`);
   };
-  function arm(id, delay, onFire) {
-    const op = native.sleep(delay);
-    if (op === 0) throw new RangeError('too many timers and host operations pending in this guest (1024); await some first');
-    const inv = current;
-    new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject, timer: true })).then(() => {
-      if (timers.has(id)) onFire();
-    });
-  }
-  // Node's rule: a delay past 2^31 - 1 ms (Infinity too) is 1 ms, not a timer that never fires.
-  const timerDelay = (ms) => { const n = Number(ms) || 0; return n > 0x7fffffff ? 1 : Math.max(0, n); };
-  function setTimeout(fn, ms = 0, ...args) {
-    if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function');
-    const id = nextTimer++;
-    arm(id, timerDelay(ms), () => {
-      timers.delete(id);
-      try { fn(...args); } catch (e) { uncaught(e); }
-    });
-    timers.set(id, true);
-    return id;
-  }
-  function setInterval(fn, ms = 0, ...args) {
-    if (typeof fn !== 'function') throw new TypeError('setInterval needs a function');
-    const id = nextTimer++;
-    const delay = Math.max(1, timerDelay(ms));
-    const fire = () => {
-      try { arm(id, delay, fire); } catch (e) { timers.delete(id); uncaught(e); return; }
-      try { fn(...args); } catch (e) { uncaught(e); }
-    };
-    arm(id, delay, fire);
-    timers.set(id, true);
-    return id;
-  }
-  const clearTimer = (id) => { timers.delete(id); };
-  define('setTimeout', setTimeout);
-  define('setInterval', setInterval);
-  define('clearTimeout', clearTimer);
-  define('clearInterval', clearTimer);
   define('queueMicrotask', (fn) => {
     if (typeof fn !== 'function') throw new TypeError('queueMicrotask: the callback must be a function');
     Promise.resolve().then(fn);

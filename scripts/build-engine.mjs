@@ -555,10 +555,10 @@ export function slimBindings(js) {
   // TextDecoder, which drops a byte order mark at the start of every text it decodes: vars.set('\uFEFFabc')
   // and vars.set('abc') were one key, and a log line or URL lost its first character (wasmtime keeps it).
   edit('const utf8Decoder = new TextDecoder();', "const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });", 1);
-  // One task record per import and export wrapper: 59 since WIT 0.6.0 (51 before it, plus the eight imports of
-  // the `fs` interface).
-  edit(/\n *const _(?:interface|wasm)_call_currentTaskID = startCurrentTask\([^)]*\);/g, '', 59);
-  edit(/\n *endCurrentTask\(0\);/g, '', 59);
+  // One task record per import and export wrapper: 60 since WIT 0.7.0 (51 before 0.6.0, plus the eight imports
+  // of the `fs` interface, plus `runtime.clear-timer`).
+  edit(/\n *const _(?:interface|wasm)_call_currentTaskID = startCurrentTask\([^)]*\);/g, '', 60);
+  edit(/\n *endCurrentTask\(0\);/g, '', 60);
   // _debugLog(...) statements: their arguments are object literals, so a balanced scan finds each end.
   let out = '', at = 0, removed = 0;
   for (let i = js.indexOf('_debugLog('); i >= 0; i = js.indexOf('_debugLog(', at)) {
@@ -575,8 +575,8 @@ export function slimBindings(js) {
     removed++;
   }
   js = out + js.slice(at);
-  // 203 since WIT 0.6.0: 179 before it, and three per import of the `fs` interface.
-  if (removed !== 203) throw new Error(`bindings: removed ${removed} _debugLog statements, expected 203`);
+  // 206 since WIT 0.7.0: 179 before 0.6.0, and three per import of the `fs` interface and `runtime.clear-timer`.
+  if (removed !== 206) throw new Error(`bindings: removed ${removed} _debugLog statements, expected 206`);
   edit(`    let buf = utf8Encoder.encode(s);
     let ptr = realloc(0, 0, 1, buf.length);
     new Uint8Array(memory.buffer).set(buf, ptr);

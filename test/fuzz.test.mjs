@@ -33,7 +33,8 @@ const PRELUDE = `(function (native, configJson) {
     () => native.commandsStop(num(), str()), () => native.browserCall(num(), str()), () => native.pluginsCall(num(), str()),
     () => native.httpFetch(num(), str(), pick([undefined, new ArrayBuffer(0), new ArrayBuffer(1 << 16)])),
     () => native.httpRead(num(), num()), () => native.httpAbort(num()), () => native.httpDiscard(num()),
-    () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.log(num(), str()),
+    () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.clearTimer(num()),
+    () => native.log(num(), str()),
     () => native.varsGet(str()), () => native.varsSet(str(), str()), () => native.varsDelete(str()), () => native.varsKeys(),
     () => native.hrtime(), () => native.memoryUsage(), () => native.progress(num(), pick([str(), '{"progress":1}', '{"progress":1e309}', '[]'])),
     () => native.intl(pick([str(), '["DateTimeFormat",null,null]', '["NumberFormat",["de"],{"style":"currency"}]', '["Segmenter",null,{"granularity":"word"}]', '["Locale",[' + JSON.stringify(str()) + '],null]', '["Intl",null,null]']),
@@ -41,9 +42,20 @@ const PRELUDE = `(function (native, configJson) {
       pick([str(), '[]', '[1]', '[{"n":"NaN"}]', '[{"b":"' + '9'.repeat(5000) + '"}]', '["timeZone"]', '[' + JSON.stringify(str()) + ']'])),
     () => native.finish(num(), rnd() < 0.5, pick([str(), '{"ok":1}', 'not json'])),
   ];
+  // fuzz.clear: runtime.clear-timer given a timer and an op that is not one (a plugins call, which fails): only
+  // the timer is dropped. It reports which of its ops completed once a later timer has fired.
+  let clearing = null;
   return {
-    manifest() { return JSON.stringify({ tools: [{ name: 'fuzz.go', exposeAsTool: true }], steps: 0 }); },
+    manifest() { return JSON.stringify({ tools: [{ name: 'fuzz.go', exposeAsTool: true }, { name: 'fuzz.clear', exposeAsTool: true }], steps: 0 }); },
     invoke(id, name, argsJson) {
+      if (name === 'fuzz.clear') {
+        const timer = native.sleep(5), other = native.pluginsCall(id, '{"tool":"no.such","args":{}}'), last = native.sleep(60);
+        native.clearTimer(other);
+        native.clearTimer(timer);
+        native.clearTimer(last + 1000); // no such op
+        clearing = { id, names: { [timer]: 'cleared timer', [other]: 'plugins call', [last]: 'later timer' }, last, completed: [] };
+        return;
+      }
       inv = id;
       let n = 0;
       try { seed = JSON.parse(argsJson).seed; n = JSON.parse(argsJson).ops; } catch {}
@@ -51,7 +63,12 @@ const PRELUDE = `(function (native, configJson) {
       for (let i = 0; i < n; i++) { try { pick(calls)(); } catch { errors++; } }
       native.finish(id, true, JSON.stringify({ ops: n, errors }));
     },
-    complete() {}, completeBytes() {}, beginScript() {}, endScript() {},
+    complete(op) {
+      if (!clearing) return;
+      clearing.completed.push(clearing.names[op] || 'op ' + op);
+      if (op === clearing.last) native.finish(clearing.id, true, JSON.stringify(clearing.completed));
+    },
+    completeBytes() {}, beginScript() {}, endScript() {},
   };
 })`;
 
@@ -64,7 +81,7 @@ async function craftedArtifact(dir) {
   const module = await new Builder(engine).compileSource('', 'fuzz.js', true);
   const manifest = {
     format: 1, engine: engine.info.id, source: { name: 'fuzz.js', sha256: '0'.repeat(64) }, steps: 0,
-    tools: [{ name: 'fuzz.go', exposeAsTool: true, inputSchema: { type: 'object' }, allow: {} }],
+    tools: [{ name: 'fuzz.go', exposeAsTool: true, inputSchema: { type: 'object' }, allow: {} }, { name: 'fuzz.clear', exposeAsTool: true, inputSchema: { type: 'object' }, allow: {} }],
   };
   const file = join(dir, 'fuzz.wasm');
   const enc = new TextEncoder();
@@ -88,6 +105,8 @@ test(`random values through every WIT import from a replaced prelude (${SEEDS} Ã
     if (r.isError) assert.doesNotMatch(r.text, /internal error/, r.text.slice(0, 300));
   }
   t.diagnostic(`${results} fuzz calls answered, ${SEEDS * OPS} random import calls`);
+  // runtime.clear-timer drops the guest's own timer and nothing else: the plugins call still completes.
+  assert.deepEqual((await call(client, 'fuzz.clear', {}, { session: 'clear' })).json, ['plugins call', 'later timer']);
   assert.deepEqual((await call(client, 'fuzz.go', { seed: 1, ops: 0 }, { session: 'after' })).json, { ops: 0, errors: 0 });
   assert.ok((await client.listTools()).tools.some((x) => x.name === 'fuzz.go'));
   assert.equal(transport.pid > 0 && process.kill(transport.pid, 0), true, 'the server is alive');

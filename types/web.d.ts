@@ -30,10 +30,26 @@ declare global {
     groupEnd(): void;
   }
   var console: KilnConsole;
-  function setTimeout<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): number;
-  function setInterval<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): number;
-  function clearTimeout(id: number | undefined): void;
-  function clearInterval(id: number | undefined): void;
+  /** What setImmediate returns, as in Node. ref and unref change only hasRef(): a guest's timer keeps nothing
+   *  alive past the call that set it. */
+  interface KilnImmediate {
+    ref(): this;
+    unref(): this;
+    hasRef(): boolean;
+  }
+  /** What setTimeout and setInterval return, as in Node: clearTimeout takes it, or its id (`+timeout`). */
+  interface KilnTimeout extends KilnImmediate {
+    /** Start again with the same delay, from now (after it fired, too). */
+    refresh(): this;
+    close(): this;
+    [Symbol.toPrimitive](): number;
+  }
+  function setTimeout<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): KilnTimeout;
+  function setInterval<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): KilnTimeout;
+  function setImmediate<A extends unknown[]>(handler: (...args: A) => void, ...args: A): KilnImmediate;
+  function clearTimeout(timeout: KilnTimeout | number | string | undefined | null): void;
+  function clearInterval(timeout: KilnTimeout | number | string | undefined | null): void;
+  function clearImmediate(immediate: KilnImmediate | undefined | null): void;
   function queueMicrotask(callback: () => void): void;
   function structuredClone<T>(value: T, options?: { transfer?: unknown[] }): T;
   function atob(data: string): string;

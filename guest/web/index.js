@@ -1,6 +1,7 @@
 // The guest's web platform, one concept per module: events, encoding, base64, URL, headers, abort, streams,
 // blob, body (Request/Response), fetch, crypto, structuredClone, Intl (the host's ICU), the Playwright-style
-// request client, process/performance; and the handler's fs (allow.fs), shaped like node:fs/promises.
+// request client, process/performance, Node's timers; and the handler's fs (allow.fs), shaped like
+// node:fs/promises.
 //
 // scripts/build-engine.mjs bundles these modules (rollup) into one script with prelude.js; the prelude calls
 // installWeb once, in the engine's snapshot. Nothing here decides anything: every request goes to the host's
@@ -25,6 +26,7 @@ import { structuredClone } from './clone.js';
 import { inspect, makeConsole } from './console.js';
 import { Intl, installLocaleMethods } from './intl.js';
 import { makeFs } from './fs.js';
+import { clearImmediate, clearTimeout, setImmediate, setInterval, setTimeout, timersIdle } from './timers.js';
 
 /** Web IDL's attributes and operations are enumerable (class members are not): code that copies a Response
  *  or a Blob with for...in (redaxios does) sees status, headers, size and the rest, as in Node. Members named
@@ -39,13 +41,15 @@ function enumerableMembers(proto) {
   }
 }
 
-/** Install the globals; `native` is the glue's host functions, `api` the prelude's define/startOp/current. */
+/** Install the globals; `native` is the glue's host functions, `api` the prelude's define, startOp, current,
+ *  pending and uncaught. */
 export function installWeb(native, api) {
-  Object.assign(host, { native, define: api.define, startOp: api.startOp, current: api.current });
+  Object.assign(host, { native, define: api.define, startOp: api.startOp, current: api.current, pending: api.pending, uncaught: api.uncaught });
   const globals = {
     DOMException, Event, CustomEvent, EventTarget, TextEncoder, TextDecoder, URL, URLSearchParams, Headers, AbortSignal,
     AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,
     CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream, Intl,
+    setTimeout, setInterval, setImmediate, clearTimeout, clearInterval: clearTimeout, clearImmediate,
   };
   for (const [name, value] of Object.entries(globals)) {
     // Web IDL's class string, as in Node and browsers: Object.prototype.toString.call(blob) is "[object Blob]"
@@ -60,5 +64,5 @@ export function installWeb(native, api) {
   // random bytes do). No `window` (there is no DOM) and no `global` (packages take it for Node).
   api.define('self', globalThis);
   installLocaleMethods();
-  return { requestClient, makeFs, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException };
+  return { requestClient, makeFs, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException, timersIdle };
 }

@@ -191,6 +191,10 @@ export function toolError(raw: string): ToolError {
   return new ToolError(nl < 0 ? text : text.slice(0, nl), text);
 }
 
+/** A guest timer on the host: a Timeout, or for runtime.sleep(0) an Immediate (which has no `refresh`). */
+type HostTimer = NodeJS.Timeout | NodeJS.Immediate;
+const clearHostTimer = (t: HostTimer): void => ('refresh' in t ? clearTimeout(t) : clearImmediate(t));
+
 /** Each engine's spare instance (a promise: it is being made), and the engines that keep one. */
 const spares = new WeakMap<Engine, Promise<GuestInstance | undefined>>();
 const keepingSpares = new WeakSet<Engine>();
@@ -199,7 +203,7 @@ export class GuestInstance {
   private guest!: Record<string, any>;
   private readonly running = new Map<number, Running>();
   /** Pending timers by op id. */
-  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly timers = new Map<number, HostTimer>();
   /** Set when a host operation starts; `idle` is told only then (see cancelIdleWork). */
   private opsSinceIdle = false;
   /** Pending host operations by op id, with the invocation that started them. */
@@ -395,7 +399,7 @@ export class GuestInstance {
   /** No call is in flight (or the instance is gone): nothing it started may go on. */
   private cancelIdleWork(): void {
     if (this.timers.size) {
-      for (const t of this.timers.values()) clearTimeout(t);
+      for (const t of this.timers.values()) clearHostTimer(t);
       this.timers.clear();
     }
     if (this.ops.size) {
@@ -602,8 +606,17 @@ export class GuestInstance {
           if (this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused: setTimeout throws in the guest
           const op = this.nextOp++;
           if (!this.active) return op; // idle: a timer set now never fires
-          this.timers.set(op, setTimeout(() => this.deliver(op, { tag: 'ok', val: 'null' }), ms));
+          const fire = () => this.deliver(op, { tag: 'ok', val: 'null' });
+          // 0 is the guest's setImmediate: the host's next turn (the guest's setTimeout asks for 1 ms at least).
+          this.timers.set(op, ms === 0 ? setImmediate(fire) : setTimeout(fire, ms));
           return op;
+        },
+        // Only the guest's own timers: an op id that is not one (a fetch, a command) is not touched here.
+        clearTimer: (op: number) => {
+          const t = this.timers.get(op);
+          if (t === undefined) return;
+          clearHostTimer(t);
+          this.timers.delete(op);
         },
         interrupted: () => {
           const now = performance.now();

@@ -26,7 +26,7 @@ tool's timeoutMs, else 30 s), signalled through runtime.interrupted and backed b
 interruption for code that never polls; linear memory is capped by the store's limiter; at most 1024
 operations in flight; and the tools the guest registers must be the ones its manifest declares.
 
-The contract is kiln:extension@0.6.0: the extension's bytecode travels in the artifact's `kiln-image`
+The contract is kiln:extension@0.7.0: the extension's bytecode travels in the artifact's `kiln-image`
 custom section and `guest.load(config, image)` takes it; the component itself is kiln's engine, the same
 bytes for every artifact. A component that imports another version of the contract is refused.
 """
@@ -50,7 +50,7 @@ from wasmtime.component import Component, Linker, Variant
 WASM_STACK = 2 * 1024 * 1024
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024, "stackLimit": WASM_STACK // 5}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
-CONTRACT = "0.6.0"
+CONTRACT = "0.7.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
@@ -220,7 +220,7 @@ class Host:
     # -- which contract ------------------------------------------------------------------------------
 
     def contract_version(self):
-        """The version of kiln:extension the component was built against, from its own imports: 0.6.0."""
+        """The version of kiln:extension the component was built against, from its own imports: 0.7.0."""
         versions = set()
         for name in self.component.type.imports(self.engine):
             m = re.fullmatch(r"kiln:extension/([a-z-]+)(?:@(.+))?", name)
@@ -274,6 +274,7 @@ class Host:
         with root.add_instance(self.iface("runtime")) as i:
             i.add_func("log", lambda store, level, message: log(f"[guest {level}]", message))
             i.add_func("sleep", lambda store, ms: self.sleep(ms))
+            i.add_func("clear-timer", lambda store, op: self.clear_timer(op))
             i.add_func("finish", lambda store, inv, outcome: self.finish(inv, outcome))
             i.add_func("progress", lambda store, inv, update: None)  # no caller here asks for progress
             i.add_func("interrupted", lambda store: self.interrupted())
@@ -315,6 +316,11 @@ class Host:
             self.pending.add(op)
             heapq.heappush(self.timers, (time.monotonic() + ms / 1000, op))
         return op
+
+    def clear_timer(self, op):
+        """clearTimeout: the timer never completes. Only timers: any other op id is left alone."""
+        if any(t_op == op for _, t_op in self.timers):
+            self.pending.discard(op)
 
     def finish(self, inv, outcome):
         if inv not in self.running:
@@ -446,6 +452,9 @@ class Host:
                 op, outcome = self.ready.popleft()
             elif self.timers:
                 due, op = self.timers[0]
+                if op not in self.pending:  # cleared
+                    heapq.heappop(self.timers)
+                    continue
                 if due > now:
                     time.sleep(min(due, deadline) - now)
                     continue
