@@ -461,6 +461,12 @@ static JSValue n_clear_timer(JSContext *c, JSValueConst this_val, int argc, JSVa
   return JS_UNDEFINED;
 }
 
+/* drainJobs(): run the pending jobs now (the timers run each one's microtasks before the next, as Node does). */
+static JSValue n_drain_jobs(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  drain_jobs();
+  return JS_UNDEFINED;
+}
+
 static JSValue n_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   uint32_t level;
   size_t len;
@@ -745,6 +751,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "resultKind", JS_NewCFunction(ctx, n_result_kind, "resultKind", 1));
   JS_SetPropertyStr(ctx, o, "sleep", JS_NewCFunction(ctx, n_sleep, "sleep", 1));
   JS_SetPropertyStr(ctx, o, "clearTimer", JS_NewCFunction(ctx, n_clear_timer, "clearTimer", 1));
+  JS_SetPropertyStr(ctx, o, "drainJobs", JS_NewCFunction(ctx, n_drain_jobs, "drainJobs", 0));
   JS_SetPropertyStr(ctx, o, "log", JS_NewCFunction(ctx, n_log, "log", 2));
   JS_SetPropertyStr(ctx, o, "finish", JS_NewCFunction(ctx, n_finish, "finish", 3));
   JS_SetPropertyStr(ctx, o, "progress", JS_NewCFunction(ctx, n_progress, "progress", 2));

@@ -21,10 +21,17 @@
   // outcome arrives through complete (JSON) or completeBytes (an ArrayBuffer).
   function startOp(fn, inv, request) {
     const op = fn(inv, JSON.stringify(request === undefined ? null : request));
+    if (op === 0) return { op, done: Promise.reject(tooManyOps()) };
     const done = new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject }));
     return { op, done };
   }
   const hostCall = (fn, inv, request) => startOp(fn, inv, request).done;
+  // Op 0: the host refused the operation, and keeps nothing for it: the guest fails the call itself.
+  function tooManyOps() {
+    const e = new Error('a guest may have at most 1024 operations in flight; await some first');
+    e.name = 'KilnError';
+    return e;
+  }
 
   // "Name: message" from the host, optionally followed by "\n    at ..." frames (a failed plugins[] callee's
   // own stack, already mapped to its sources): those frames become the error's stack.
@@ -71,15 +78,17 @@
     if (cancelled.size !== 0) cancelled.delete(inv);
     // With no call left in flight the host drops every timer and op this guest started: so does the guest,
     // or what it waited for would stay in `pending` for the session's life.
-    if (live.size === 0 && pending.size !== 0) {
-      pending.clear();
+    if (live.size === 0) {
+      if (pending.size !== 0) pending.clear();
       web.timersIdle();
     }
     native.finish(inv, ok, text);
   };
 
   // ---- the web platform (guest/web/): fetch, URL, streams, console, crypto, process, ... ---------------
-  const web = kilnInstallWeb(native, { define, startOp, current: () => current, pending, uncaught: (e) => uncaught(e) });
+  const web = kilnInstallWeb(native, {
+    define, startOp, current: () => current, setCurrent: (inv) => { current = inv; }, pending, uncaught: (e) => uncaught(e),
+  });
   const abortError = (reason) => new web.DOMException(String(reason), 'AbortError');
   const show = (v) => (typeof v === 'string' ? v : web.inspect(v));
   define('console', web.makeConsole());

@@ -33,7 +33,7 @@ const PRELUDE = `(function (native, configJson) {
     () => native.commandsStop(num(), str()), () => native.browserCall(num(), str()), () => native.pluginsCall(num(), str()),
     () => native.httpFetch(num(), str(), pick([undefined, new ArrayBuffer(0), new ArrayBuffer(1 << 16)])),
     () => native.httpRead(num(), num()), () => native.httpAbort(num()), () => native.httpDiscard(num()),
-    () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.clearTimer(num()),
+    () => native.parseUrl(str(), pick([undefined, str(), 'http://x/'])), () => native.sleep(num()), () => native.clearTimer(num()), () => native.drainJobs(),
     () => native.log(num(), str()),
     () => native.varsGet(str()), () => native.varsSet(str(), str()), () => native.varsDelete(str()), () => native.varsKeys(),
     () => native.hrtime(), () => native.memoryUsage(), () => native.progress(num(), pick([str(), '{"progress":1}', '{"progress":1e309}', '[]'])),

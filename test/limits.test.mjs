@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { openArtifact } from '../dist/host/artifact.js';
+import { Builder } from '../dist/host/build/artifact.js';
+import { Engine } from '../dist/host/engine/engine.js';
+import { GuestInstance } from '../dist/host/engine/instance.js';
 import { buildFixture, call, mcp, serveArtifact, tempDir } from './helpers.mjs';
 
 let artifact;
@@ -152,4 +156,32 @@ test('inline isolation (guests on the server thread) keeps the same semantics', 
     assert.deepEqual((await call(client, 'lim.state', {}, { session: s })).json, { globals: 1, vars: 1 }, s);
     await new Promise((r) => setTimeout(r, 20)); // let the next spare be made
   }
+});
+
+test('a guest that starts 20,000 operations in one synchronous loop: past 1,024 in flight the host refuses them at once and keeps nothing for them', async (t) => {
+  // Before, each refused operation was kept (an error, an AbortController, a promise) until the guest yielded:
+  // 60,000 held 490 MB of the host's memory. The host is asked, from inside the loop (vars.get, synchronous),
+  // how many operations it holds.
+  const dir = tempDir(t);
+  const file = join(dir, 'flood.js');
+  writeFileSync(file, `defineTool({ name: 'flood', handler: async () => {
+    const calls = [];
+    for (let i = 0; i < 20000; i++) calls.push(fetch('http://127.0.0.1:9/').then(() => 'ok', (e) => e.name + ': ' + e.message));
+    vars.get('probe');
+    const reasons = await Promise.all(calls);
+    const atOnce = reasons.filter((m) => m === 'KilnError: a guest may have at most 1024 operations in flight; await some first').length;
+    return { atOnce, byHost: reasons.filter((m) => m !== 'ok').length - atOnce };
+  } });`);
+  const engine = await Engine.load();
+  const artifact = await openArtifact(file, (await new Builder(engine).build(file)).bytes, engine);
+  let guest, held;
+  const host = {
+    op: async () => { throw Object.assign(new Error('no network in this test'), { name: 'PermissionError' }); },
+    vars: { get: () => { held = guest['ops'].size; return undefined; }, set() {}, delete: () => false, keys: () => [] },
+    log() {},
+  };
+  guest = await GuestInstance.create(engine, artifact.image, host);
+  guest.load({ host: 'mcp', memoryLimit: 256 << 20 });
+  assert.deepEqual(await guest.invoke('flood', {}), { atOnce: 20000 - 1024, byHost: 1024 });
+  assert.equal(held, 1024, 'what the host held while the guest was still looping');
 });

@@ -36,6 +36,7 @@ declare global {
     ref(): this;
     unref(): this;
     hasRef(): boolean;
+    [Symbol.dispose](): void;
   }
   /** What setTimeout and setInterval return, as in Node: clearTimeout takes it, or its id (`+timeout`). */
   interface KilnTimeout extends KilnImmediate {

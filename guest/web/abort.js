@@ -20,7 +20,14 @@ class AbortSignal extends EventTarget {
     this.dispatchEvent(new Event('abort'));
   }
   static abort(reason) { const s = new AbortSignal($); s._abort(reason); return s; }
-  static timeout(ms) { const s = new AbortSignal($); setTimeout(() => s._abort(new DOMException('The operation timed out', 'TimeoutError')), ms); return s; }
+  static timeout(ms) {
+    // Node's check: an integer from 0 to 2^32 - 1 (a number of another kind is a TypeError, as in Node).
+    if (typeof ms !== 'number') throw new TypeError('The "delay" argument must be of type number');
+    if (!Number.isInteger(ms) || ms < 0 || ms > 0xffffffff) throw new RangeError(`The value of "delay" is out of range. It must be >= 0 and <= 4294967295. Received ${ms}`);
+    const s = new AbortSignal($);
+    setTimeout(() => s._abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+    return s;
+  }
   static any(signals) {
     const s = new AbortSignal($);
     for (const x of signals) { if (x.aborted) { s._abort(x.reason); return s; } }

@@ -42,9 +42,10 @@ function enumerableMembers(proto) {
 }
 
 /** Install the globals; `native` is the glue's host functions, `api` the prelude's define, startOp, current,
- *  pending and uncaught. */
+ *  setCurrent, pending and uncaught. */
 export function installWeb(native, api) {
-  Object.assign(host, { native, define: api.define, startOp: api.startOp, current: api.current, pending: api.pending, uncaught: api.uncaught });
+  const { define, startOp, current, setCurrent, pending, uncaught } = api;
+  Object.assign(host, { native, define, startOp, current, setCurrent, pending, uncaught });
   const globals = {
     DOMException, Event, CustomEvent, EventTarget, TextEncoder, TextDecoder, URL, URLSearchParams, Headers, AbortSignal,
     AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,

@@ -500,22 +500,20 @@ export class GuestInstance {
   }
 
   private startOp(kind: OpKind, inv: number, requestJson: string, body?: Uint8Array): number {
+    if (this.active && this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused, and nothing kept for it
     const op = this.nextOp++;
     if (!this.active) return op; // the guest has answered: nothing it starts now runs or completes
     const running = this.running.get(inv);
-    const full = this.inFlight >= MAX_OPS_IN_FLIGHT;
     const bytes = requestJson.length + (body?.byteLength ?? 0);
     let held = 0;
     for (const o of this.ops.values()) held += o.bytes;
     const heavy = held > 0 && held + bytes > MAX_OP_BYTES_IN_FLIGHT;
     const cancelled = running?.cancelled;
     const abort = new AbortController();
-    this.ops.set(op, { inv, abort, bytes: full || heavy ? 0 : bytes });
+    this.ops.set(op, { inv, abort, bytes: heavy ? 0 : bytes });
     this.opsSinceIdle = true;
     const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
-    const work = full
-      ? Promise.reject(new KilnError(`${kind}: a guest may have at most ${MAX_OPS_IN_FLIGHT} operations in flight; await some first`))
-      : heavy
+    const work = heavy
       ? Promise.reject(new KilnError(`${kind}: its ${mib(bytes)} would bring this guest's operations in flight to ${mib(held + bytes)} of requests and bodies, more than the ${mib(MAX_OP_BYTES_IN_FLIGHT)} a guest may have at once; await some first`))
       : cancelled !== undefined
       ? Promise.reject(Object.assign(new KilnError(`${kind} refused: ${cancelled}`), { name: 'AbortError' }))

@@ -296,12 +296,13 @@ class Host:
         return op
 
     def refuse_op(self, kind, inv):
-        """A capability this host does not grant. The op fails later, from the event loop."""
+        """A capability this host does not grant. The op fails later, from the event loop; past the limit of
+        operations in flight it is op 0, refused at once, and nothing is kept for it."""
+        if len(self.pending) >= MAX_OPS_IN_FLIGHT:
+            return 0
         op = self.new_op()
         if inv not in self.running:
             outcome = err(f"CapabilityError: {kind} can only be called while a handler runs (invocation {inv} is not running)")
-        elif len(self.pending) >= MAX_OPS_IN_FLIGHT:
-            outcome = err(f"CapabilityError: {kind}: a guest may have at most {MAX_OPS_IN_FLIGHT} operations in flight")
         else:
             outcome = err(f"CapabilityError: {kind} is not available in this host")
         self.pending.add(op)
