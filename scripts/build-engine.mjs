@@ -603,6 +603,31 @@ export function slimBindings(js) {
     new Uint8Array(memory.buffer).set(buf, ptr);
     utf8EncodedLen = buf.length;
     return ptr;`, 1);
+  // Strings the guest hands the host (a vars key, a log line, a handler's JSON result) are mostly short ASCII:
+  // read byte by byte from a view kept until memory grows, not through TextDecoder, whose call costs more
+  // than the loop for up to 32 bytes (~100 against ~65 ns here). Anything else, a byte from 0x80 up included,
+  // goes to the same decoder as before, so the text is the same.
+  edit(`  const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+`, `  const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  let u8 = new Uint8Array(0);
+  function utf8Decode(mem, ptr, len) {
+    const bytes = u8.buffer === mem.buffer ? u8 : (u8 = new Uint8Array(mem.buffer));
+    const end = ptr + len;
+    if (len <= 32 && ptr >= 0 && len >= 0 && end <= bytes.length) {
+      let s = '';
+      let i = ptr;
+      for (; i < end; i++) {
+        const c = bytes[i];
+        if (c >= 0x80) break;
+        s += String.fromCharCode(c);
+      }
+      if (i === end) return s;
+    }
+    // (out of bounds, this throws the RangeError it always did)
+    return utf8Decoder.decode(new Uint8Array(mem.buffer, ptr, len));
+  }
+`, 1);
+  edit(/utf8Decoder\.decode\(new Uint8Array\(memory0\.buffer, (ptr\d+), (len\d+)\)\)/g, 'utf8Decode(memory0, $1, $2)', 33);
   // vars.get, the one synchronous import a guest calls in loops: its option<string> result is written with one
   // DataView after the string is lowered, not three (each looked up the memory's buffer twice).
   edit(`      dataView(memory0).setInt8(arg2 + 0, 1, true);
