@@ -76,14 +76,16 @@
     // Nearly every call made no signal and was not cancelled: two size checks instead of two deletes.
     if (cancels.size !== 0) cancels.delete(inv);
     if (cancelled.size !== 0) cancelled.delete(inv);
-    // With no call left in flight the host drops every timer and op this guest started: so does the guest,
-    // or what it waited for would stay in `pending` for the session's life.
-    if (live.size === 0) {
-      if (pending.size !== 0) pending.clear();
-      web.timersIdle();
-    }
+    if (live.size === 0) forgetIdleWork();
     native.finish(inv, ok, text);
   };
+  // With no call in flight the host drops every timer and op this guest started (when the last call ends, and
+  // when the top level has run): so does the guest, or what it waited for would stay in `pending` for the
+  // session's life, and a wake-up the host dropped would keep its timers from asking for another.
+  function forgetIdleWork() {
+    if (pending.size !== 0) pending.clear();
+    web.timersIdle();
+  }
 
   // ---- the web platform (guest/web/): fetch, URL, streams, console, crypto, process, ... ---------------
   const web = kilnInstallWeb(native, {
@@ -421,6 +423,7 @@
     },
     invoke(inv, name, argsJson) {
       current = inv;
+      if (live.size === 0) forgetIdleWork(); // what the top level left (the last call's end did the rest)
       live.add(inv);
       const tool = tools.get(name);
       if (!tool) { finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
@@ -455,6 +458,7 @@
     },
     beginScript(inv) {
       current = inv;
+      if (live.size === 0) forgetIdleWork();
       live.add(inv);
     },
     endScript(inv, ok, value) {

@@ -74,3 +74,22 @@ test('uncaught errors of an extension are logged with stacks mapped to its own s
   assert.match(r.stderr, /Uncaught Error: late 1\n\s+at .*\(late\.ts:4:\d+\)/);
   assert.doesNotMatch(r.stderr, /bundle:|<null>/);
 });
+
+test('timers the top level left pending neither run in a later call nor keep its timers from firing', async (t) => {
+  // The top level's timers are dropped when it has run (docs/architecture.md); the host's wake-up for them
+  // went with them, and a call's own timers must still ask for theirs (they hung until the deadline).
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'top.ts'), [
+    "setTimeout(() => vars.set('top', 'timeout ran'), 5);",
+    "setInterval(() => vars.set('top', 'interval ran'), 5);",
+    "setImmediate(() => vars.set('top', 'immediate ran'));",
+    "defineTool({ name: 'top.wait', handler: async () => {",
+    '  await new Promise((r) => setTimeout(r, 40));',
+    "  return vars.get('top') ?? 'none ran';",
+    '} });',
+  ].join('\n'));
+  writeFileSync(join(dir, 'go.js'), "[await plugins['top.wait'](), await plugins['top.wait']()]");
+  const r = await kiln(['run', join(dir, 'go.js'), join(dir, 'top.ts')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), ['none ran', 'none ran']);
+});
