@@ -448,6 +448,13 @@ static JSValue n_hrtime(JSContext *c, JSValueConst this_val, int argc, JSValueCo
   return a;
 }
 
+/* nowMs() -> milliseconds of the monotonic clock, as one number (the timers read it on every setTimeout) */
+static JSValue n_now_ms(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return JS_NewFloat64(c, (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+}
+
 static JSValue n_sleep(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   uint32_t ms;
   if (JS_ToUint32(c, &ms, argv[0])) return JS_EXCEPTION;
@@ -740,6 +747,7 @@ static JSValue make_natives(void) {
   JS_SetPropertyStr(ctx, o, "setUrlPart", JS_NewCFunction(ctx, n_set_url_part, "setUrlPart", 3));
   JS_SetPropertyStr(ctx, o, "intl", JS_NewCFunction(ctx, n_intl, "intl", 3));
   JS_SetPropertyStr(ctx, o, "hrtime", JS_NewCFunction(ctx, n_hrtime, "hrtime", 0));
+  JS_SetPropertyStr(ctx, o, "nowMs", JS_NewCFunction(ctx, n_now_ms, "nowMs", 0));
   JS_SetPropertyStr(ctx, o, "fillRandom", JS_NewCFunction(ctx, n_fill_random, "fillRandom", 1));
   JS_SetPropertyStr(ctx, o, "digest", JS_NewCFunctionMagic(ctx, n_digest, "digest", 2, JS_CFUNC_generic_magic, 0));
   JS_SetPropertyStr(ctx, o, "hmac", JS_NewCFunctionMagic(ctx, n_digest, "hmac", 3, JS_CFUNC_generic_magic, 1));

@@ -23,7 +23,7 @@ let nextSeq = 1;
 // Node's rule for a delay: 1 to 2^31 - 1 ms; anything else (0, negative, NaN, Infinity, past the maximum) is 1.
 const TIMEOUT_MAX = 0x7fffffff;
 const delayOf = (ms) => { const n = ms * 1; return n >= 1 && n <= TIMEOUT_MAX ? n : 1; };
-const now = () => { const [s, ns] = host.native.hrtime(); return s * 1e3 + ns / 1e6; };
+const now = () => host.native.nowMs();
 
 // ---- the heap of timers: entries { rec, due, seq }; a cleared or refreshed timer's entry is left in place,
 // dead (rec.entry no longer points at it), and skipped; past as many dead entries as live ones it is rebuilt.

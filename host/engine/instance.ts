@@ -67,8 +67,13 @@ export const DEFAULT_RUN_MS = 30_000;
  *  what a guest keeps resident even if the heap accounting were wrong. */
 export const MEMORY_SLACK = 32 * 1024 * 1024;
 
-/** Host operations (capability calls and timers) one guest may have in flight; past it they fail at once. */
+/** Host operations (capability calls) one guest may have in flight; past it they are refused (op id 0). */
 export const MAX_OPS_IN_FLIGHT = 1024;
+
+/** Host timers (runtime.sleep) one guest may have pending, counted apart from its operations so that neither
+ *  starves the other: kiln's guest keeps its timers itself and asks for at most two wake-ups at a time
+ *  (guest/web/timers.js); the rest of the allowance is for a guest that is not kiln's. */
+export const MAX_TIMERS = 16;
 
 /** Bytes of requests and bodies (a file to write, an upload, a tool call's arguments) one guest's operations
  *  in flight may carry together; past it an operation fails at once, unless none is in flight (one alone may
@@ -495,12 +500,8 @@ export class GuestInstance {
     }
   }
 
-  private get inFlight(): number {
-    return this.ops.size + this.timers.size;
-  }
-
   private startOp(kind: OpKind, inv: number, requestJson: string, body?: Uint8Array): number {
-    if (this.active && this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused, and nothing kept for it
+    if (this.active && this.ops.size >= MAX_OPS_IN_FLIGHT) return 0; // refused, and nothing kept for it
     const op = this.nextOp++;
     if (!this.active) return op; // the guest has answered: nothing it starts now runs or completes
     const running = this.running.get(inv);
@@ -601,7 +602,7 @@ export class GuestInstance {
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),
         sleep: (ms: number) => {
-          if (this.inFlight >= MAX_OPS_IN_FLIGHT) return 0; // refused: setTimeout throws in the guest
+          if (this.timers.size >= MAX_TIMERS) return 0; // refused: the guest's setTimeout throws
           const op = this.nextOp++;
           if (!this.active) return op; // idle: a timer set now never fires
           const fire = () => this.deliver(op, { tag: 'ok', val: 'null' });

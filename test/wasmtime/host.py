@@ -53,6 +53,7 @@ DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load
 CONTRACT = "0.7.0"
 MEMORY_SLACK = 32 * 1024 * 1024  # linear memory beyond the QuickJS heap: engine data, stack, the image
 MAX_OPS_IN_FLIGHT = 1024
+MAX_TIMERS = 16  # pending runtime.sleep timers, apart from the operations (kiln's guest asks for two at most)
 EPOCH_GRACE_S = 1.0  # how long after a deadline a guest that never asks `interrupted` is trapped
 VARS_LIMITS = {"key_bytes": 1024, "value_bytes": 1024 * 1024, "keys": 10_000}
 INVOCATION = 1
@@ -206,6 +207,7 @@ class Host:
         self.timers = []  # heap of (due, op)
         self.ready = deque()  # (op, outcome) to deliver from the event loop
         self.pending = set()  # ops whose outcome the guest still waits for
+        self.pending_timers = set()  # those of them that are timers
         self.run_deadline = float("inf")
         self.interrupted_at = None
         self.dead = None
@@ -298,7 +300,7 @@ class Host:
     def refuse_op(self, kind, inv):
         """A capability this host does not grant. The op fails later, from the event loop; past the limit of
         operations in flight it is op 0, refused at once, and nothing is kept for it."""
-        if len(self.pending) >= MAX_OPS_IN_FLIGHT:
+        if len(self.pending) - len(self.pending_timers) >= MAX_OPS_IN_FLIGHT:
             return 0
         op = self.new_op()
         if inv not in self.running:
@@ -310,17 +312,19 @@ class Host:
         return op
 
     def sleep(self, ms):
-        if len(self.pending) >= MAX_OPS_IN_FLIGHT:
+        if len(self.pending_timers) >= MAX_TIMERS:
             return 0  # refused: setTimeout throws a RangeError in the guest
         op = self.new_op()
         if self.running or self.loading:  # an idle guest's timers never fire
             self.pending.add(op)
+            self.pending_timers.add(op)
             heapq.heappush(self.timers, (time.monotonic() + ms / 1000, op))
         return op
 
     def clear_timer(self, op):
         """clearTimeout: the timer never completes. Only timers: any other op id is left alone."""
-        if any(t_op == op for _, t_op in self.timers):
+        if op in self.pending_timers:
+            self.pending_timers.discard(op)
             self.pending.discard(op)
 
     def finish(self, inv, outcome):
@@ -391,6 +395,7 @@ class Host:
         self.timers.clear()
         self.ready.clear()
         self.pending.clear()
+        self.pending_timers.clear()
 
     # -- entering the guest ----------------------------------------------------------------------------
 
@@ -460,6 +465,7 @@ class Host:
                     time.sleep(min(due, deadline) - now)
                     continue
                 heapq.heappop(self.timers)
+                self.pending_timers.discard(op)
                 outcome = ok("null")
             else:
                 raise HostError(f'ToolError: tool "{tool}" is waiting, but nothing it waits for is pending: it can never finish')
