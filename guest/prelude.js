@@ -76,12 +76,14 @@
     // Nearly every call made no signal and was not cancelled: two size checks instead of two deletes.
     if (cancels.size !== 0) cancels.delete(inv);
     if (cancelled.size !== 0) cancelled.delete(inv);
-    if (live.size === 0) forgetIdleWork();
+    if (live.size === 0 && pending.size !== 0) forgetIdleWork();
     native.finish(inv, ok, text);
   };
   // With no call in flight the host drops every timer and op this guest started (when the last call ends, and
   // when the top level has run): so does the guest, or what it waited for would stay in `pending` for the
-  // session's life, and a wake-up the host dropped would keep its timers from asking for another.
+  // session's life, and a wake-up the host dropped would keep its timers from asking for another. (A guest
+  // with timers waiting has a wake-up pending: with nothing pending there is nothing to forget, and a call
+  // costs two size checks.)
   function forgetIdleWork() {
     if (pending.size !== 0) pending.clear();
     web.timersIdle();
@@ -418,12 +420,13 @@
       define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
       web.configure(config);
     },
+    // Asked once, when the top level has run: the host drops what it left pending, and so does the guest.
     manifest() {
+      forgetIdleWork();
       return JSON.stringify({ tools: [...tools.values()].map((t) => t.manifest), steps: steps.length });
     },
     invoke(inv, name, argsJson) {
       current = inv;
-      if (live.size === 0) forgetIdleWork(); // what the top level left (the last call's end did the rest)
       live.add(inv);
       const tool = tools.get(name);
       if (!tool) { finish(inv, false, `Error: no tool named "${name}" in this extension`); return; }
@@ -458,7 +461,6 @@
     },
     beginScript(inv) {
       current = inv;
-      if (live.size === 0) forgetIdleWork();
       live.add(inv);
     },
     endScript(inv, ok, value) {

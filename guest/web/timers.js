@@ -81,7 +81,8 @@ function unschedule(rec) {
 // ---- the host's wake-ups ------------------------------------------------------------------------------
 let wake = { op: 0, due: Infinity }; // the host timer armed for the earliest timer
 let turn = 0; // the host turn asked for the immediates
-let immediates = [];
+let immediates = []; // records; a cleared one stays, not queued, until the turn or a compaction
+let clearedImmediates = 0;
 
 function sleep(ms, onWake) {
   const op = host.native.sleep(ms);
@@ -131,6 +132,7 @@ function runImmediates() {
   turn = 0;
   const batch = immediates; // what is set while these run waits for the next turn, as in Node
   immediates = [];
+  clearedImmediates = 0;
   for (const rec of batch) {
     if (!rec.queued) continue;
     rec.queued = false;
@@ -164,7 +166,14 @@ function clear(timer, Kind) {
   const rec = t instanceof Kind ? state.get(t) : undefined;
   if (!rec) return;
   rec.cleared = true;
-  rec.queued = false;
+  if (rec.queued) {
+    rec.queued = false;
+    // set-and-clear in a loop: past as many cleared as queued, the queue keeps only what is queued
+    if (++clearedImmediates > 64 && clearedImmediates > immediates.length >> 1) {
+      immediates = immediates.filter((r) => r.queued);
+      clearedImmediates = 0;
+    }
+  }
   unschedule(rec);
   scheduled.delete(rec.id);
 }
@@ -219,6 +228,7 @@ export function timersIdle() {
   heap = [];
   dead = 0;
   immediates = [];
+  clearedImmediates = 0;
   scheduled.clear();
   wake = { op: 0, due: Infinity };
   turn = 0;
