@@ -318,3 +318,32 @@ test('data: URLs are answered in the guest, without allow.net and without the ne
   assert.deepEqual(b64.json.headers, [['content-type', 'application/json']]);
   assert.equal(srv.hits.length, 0);
 });
+
+test('a request still in flight when the call that owns it ends fails in the call that awaits it, instead of hanging it', async (t) => {
+  // b's code resumes after a's timer released it, and so runs as a (a continuation runs as the invocation
+  // whose operation resumed it, docs/architecture.md): its fetch is a's. When a returns, that request is
+  // stopped; b, still running, must hear so at once, not at its deadline.
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'pair.ts'), `
+    let release: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    defineTool({ name: 'pair.a', allow: { net: ['127.0.0.1'] }, timeoutMs: 20000, handler: async () => {
+      setTimeout(() => release(), 20);
+      await new Promise((r) => setTimeout(r, 200));
+      return 'a';
+    } });
+    defineTool({ name: 'pair.b', timeoutMs: 20000, handler: async () => {
+      await gate;
+      try { await fetch('${srv.base}/hang'); return 'fetched'; } catch (e: any) { return e.name + ': ' + e.message; }
+    } });`);
+  writeFileSync(join(dir, 'go.js'), "await Promise.all([plugins['pair.a'](), plugins['pair.b']()])");
+  const t0 = Date.now();
+  const r = await kiln(['run', join(dir, 'go.js'), join(dir, 'pair.ts')]);
+  assert.equal(r.code, 0, r.stderr);
+  const [a, b] = JSON.parse(r.stdout);
+  assert.equal(a, 'a');
+  assert.match(b, /AbortError|aborted/, b);
+  assert.ok(await waitUntil(() => srv.closed.includes('/hang')), 'the request was closed on the server');
+  t.diagnostic(`answered in ${Date.now() - t0} ms (b's deadline: 20 s)`);
+});

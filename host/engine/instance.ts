@@ -394,11 +394,10 @@ export class GuestInstance {
   /** An invocation ended: abort what it started; with none left in flight, cancel everything pending. */
   private endInvocation(inv: number): void {
     if (this.running.size === 0) return this.cancelIdleWork();
-    for (const [op, o] of this.ops) {
-      if (o.inv !== inv) continue;
-      this.ops.delete(op);
-      o.abort.abort();
-    }
+    // Another call is still in flight: what this one started is stopped, and its failure still delivered,
+    // since that other call's code may be the one awaiting it (a continuation runs as the invocation whose
+    // operation resumed it: kept silent, the other call hung until its deadline).
+    for (const o of this.ops.values()) if (o.inv === inv) o.abort.abort();
   }
 
   /** No call is in flight (or the instance is gone): nothing it started may go on. */
