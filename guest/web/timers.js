@@ -86,7 +86,7 @@ let clearedImmediates = 0;
 
 function sleep(ms, onWake) {
   const op = host.native.sleep(ms);
-  if (op === 0) throw new RangeError('too many host operations pending in this guest (1024); await some first');
+  if (op === 0) throw new RangeError('the host refused a timer: this guest already has 16 host timers pending');
   host.pending.set(op, { inv: host.current(), resolve: onWake, reject: () => {}, timer: true });
   return op;
 }
