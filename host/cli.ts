@@ -9,6 +9,7 @@ import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './discovery.js';
 import { Registry } from './registry.js';
+import { reaper } from './capabilities/processes.js';
 import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
@@ -170,6 +171,11 @@ async function inspect(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** What `kiln mcp` says when it was given no extension and found no config file in `cwd`. */
+export const NOTHING_TO_SERVE = (cwd: string) =>
+  `no extensions to serve: name extension files or directories after \`kiln mcp\` (for example \`npx -y kiln-mcp mcp ./extensions\`), ` +
+  `or write a kiln.toml with extensions = ["./extensions"] in ${cwd} (the directory kiln was started in); see the README's "Using it"`;
+
 /** Extensions from the named paths and/or a config file (./kiln.toml, .yaml, .yml or .json when none is named
  *  and one exists). */
 async function loadRegistry(paths: string[], configFile: string | undefined, required: boolean, oneShot = false, onConfig?: (c: KilnConfig, file: string) => void): Promise<Registry> {
@@ -180,13 +186,15 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
     config = readConfig(file);
     onConfig?.(config, file);
     paths = [...paths, ...config.extensions];
-  } else if (paths.length === 0 && required) {
-    throw new KilnError('kiln mcp: name extension files or directories, or provide ./kiln.toml (or kiln.yaml, kiln.json)');
   }
   const registry = new Registry(await Engine.load(), config?.policy, oneShot);
   await registry.load(paths, config?.exclude);
+  // A server started with nothing to serve still answers, so that its client (not only its stderr, which a
+  // client rarely shows) is told what to do.
+  if (required && paths.length === 0) registry.warnings.push(NOTHING_TO_SERVE(process.cwd()));
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);
+  if (!oneShot) reaper(); // a server says once, at start, when this machine lacks the process reaper
   return registry;
 }
 

@@ -8,6 +8,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder, Built } from './build/artifact.js';
 import { BUILD_CACHE, BuildCache } from './build/cache.js';
+import { cacheDir } from './paths.js';
 import { CONFIG_NAMES } from './config-file.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
@@ -220,7 +221,8 @@ export class Registry {
       ...CONFIG_NAMES.map((n) => join(process.cwd(), n)),
       ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
       ...(audit ? [audit, `${audit}.1`] : []),
-      ...this.sourcePaths, ...this.extensions.map((e) => e.file), BUILD_CACHE,
+      ...this.sourcePaths, ...this.extensions.map((e) => e.file),
+      BUILD_CACHE, cacheDir(), // built artifacts, and validators' code the host runs
     ];
   }
 

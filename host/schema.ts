@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Ajv as AjvType } from 'ajv';
 import { InvalidArgumentsError } from './errors.js';
-import { repoRoot } from './paths.js';
+import { cacheDir } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './schema-ajv.js';
 import { SlowValidation } from './schema-worker.js';
@@ -125,7 +125,7 @@ export function closeValidation(): void {
 
 const load = createRequire(import.meta.url);
 /** Where compiled validators are kept between processes (ajv's standalone code, one file per schema). */
-export const VALIDATOR_CACHE = join(repoRoot, 'build', 'cache', 'validators');
+export const VALIDATOR_CACHE = join(cacheDir(), 'validators');
 
 /** ajv's errorsText(errors, { dataVar: 'args' }), without an Ajv instance. */
 function errorsText(errors: { instancePath: string; message?: string }[] | null | undefined): string {

@@ -26,13 +26,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 npx --no-install tsc -p tsconfig.json >&2
 node scripts/bundle-cli.mjs >&2 # the command line as a few chunks (bin/kiln.js prefers them when fresh)
-# The process reaper every command runs under (host/capabilities/reaper.c): built with the system compiler.
-if [ ! -x build/kiln-reaper ] || [ host/capabilities/reaper.c -nt build/kiln-reaper ]; then
-  mkdir -p build
-  cc=cc
-  command -v cc >/dev/null 2>&1 || cc=clang # clang (installed above) builds native code too
-  "$cc" -O2 -Wall -o build/kiln-reaper host/capabilities/reaper.c >&2
-fi
+bash scripts/build-reaper.sh # the process reaper every command runs under (host/capabilities/reaper.c)
 node scripts/build-engine.mjs >&2
 # Python with wasmtime and wasm-tools, for the portability test (test/wasmtime.test.mjs).
 bash scripts/setup-python.sh

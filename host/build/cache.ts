@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { repoRoot } from '../paths.js';
+import { cacheDir, repoRoot } from '../paths.js';
 import { kilnVersion } from '../version.js';
 
-export const BUILD_CACHE = process.env.KILN_BUILD_CACHE ? resolve(process.env.KILN_BUILD_CACHE) : join(repoRoot, 'build', 'cache', 'artifacts');
+export const BUILD_CACHE = process.env.KILN_BUILD_CACHE ? resolve(process.env.KILN_BUILD_CACHE) : join(cacheDir(), 'artifacts');
 
 const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 

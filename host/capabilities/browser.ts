@@ -90,7 +90,10 @@ export class Browsers {
 
   async launch(): Promise<Browser> {
     this.browser ??= (async () => {
-      const { chromium } = await import('playwright-core');
+      // An optional peer of the package: installed beside kiln-mcp when a server's tools use the browser.
+      const { chromium } = await import('playwright-core').catch(() => {
+        throw new Error('playwright-core is not installed: install it beside kiln (`npm install playwright-core`, or `npx -p kiln-mcp -p playwright-core kiln mcp ...`)');
+      });
       const args = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
         // WebRTC's UDP (ICE, STUN, TURN) does not go through a proxy: without this a page reaches any host:port
         // past the gate, during and between calls. With it, WebRTC may only use the proxy, which judges it.

@@ -14,7 +14,7 @@
 //  - Without the reaper binary (build/kiln-reaper, made by scripts/setup.sh) commands run directly and only
 //    their process group is killed: a setsid'd descendant, or anything after a SIGKILL of the server, could
 //    survive. kiln says so once on stderr.
-import { existsSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { execa as Execa, ResultPromise } from 'execa';
 import { KilnError } from '../errors.js';
@@ -48,15 +48,41 @@ export function childEnv(spec: CommandSpec, env: NodeJS.ProcessEnv = process.env
   return out;
 }
 
-/** The reaper binary, or undefined (then commands run directly; see the invariants above). */
+/** The reaper binary, or undefined (then commands run directly; see the invariants above). The package
+ *  ships it for linux-x64 (scripts/build-reaper.sh); a checkout builds it for its own machine. */
 const REAPER = join(repoRoot, 'build', 'kiln-reaper');
-let reaperChecked: boolean | undefined;
-function reaper(): string | undefined {
-  if (reaperChecked === undefined) {
-    reaperChecked = existsSync(REAPER);
-    if (!reaperChecked) process.stderr.write(`kiln: ${REAPER} is missing (run scripts/setup.sh): commands run without a reaper, so a command that leaves its process group can outlive its call\n`);
+const ELF_MACHINE: Partial<Record<string, number>> = { x64: 0x3e, arm64: 0xb7 };
+
+/** Why commands cannot run under the reaper on this machine, or undefined when they can. */
+export function reaperUnavailable(): string | undefined {
+  if (process.platform !== 'linux') return `commands run without kiln's process reaper on ${process.platform} (it is Linux only)`;
+  const head = Buffer.alloc(20);
+  try {
+    const fd = openSync(REAPER, 'r');
+    try {
+      readSync(fd, head, 0, 20, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return `${REAPER} is missing (run scripts/setup.sh): commands run without kiln's process reaper`;
   }
-  return reaperChecked ? REAPER : undefined;
+  if (head.readUInt32BE(0) !== 0x7f454c46 || head.readUInt16LE(18) !== ELF_MACHINE[process.arch]) {
+    return `kiln's process reaper is built for another machine than this ${process.arch} one: commands run without it`;
+  }
+  return undefined;
+}
+
+let reaperPath: string | null | undefined;
+/** The reaper to run commands under; the first call says once on stderr when there is none (`kiln mcp`,
+ *  `run` and `bdd` make it at start). */
+export function reaper(): string | undefined {
+  if (reaperPath === undefined) {
+    const why = reaperUnavailable();
+    if (why) process.stderr.write(`kiln: ${why}, so a command that leaves its process group can outlive its call (docs/security.md)\n`);
+    reaperPath = why ? null : REAPER;
+  }
+  return reaperPath ?? undefined;
 }
 
 /** How long a reaper gets to clean up after SIGTERM before its group is killed outright. */

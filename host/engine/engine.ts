@@ -69,6 +69,11 @@ export class Engine {
     }
     const component = readFileSync(file('engine.wasm'));
     const info: EngineInfo = JSON.parse(readFileSync(file('engine.json'), 'utf8'));
+    // The component is the reproducible build engine.json records (and the package ships): a changed or
+    // truncated engine.wasm would make every artifact built here differ from everyone else's.
+    if (sha256(component) !== info.componentSha256) {
+      throw new EngineError(`${file('engine.wasm')} is not the engine its engine.json records (sha256 ${info.componentSha256}): rebuild it with \`npm run build:engine\`, or reinstall the package`);
+    }
     // CommonJS (scripts/build-engine.mjs, commonJsBindings): no ES module loader on a command's path.
     const bindings = createRequire(import.meta.url)(file('bindings/engine.cjs'));
     return new Engine(dir, component, info, bindings.instantiate as Instantiate, compiled);

@@ -215,7 +215,9 @@ function refuseOversize(id: string | number | null, bytes: number): void {
 /** One MCP server (the protocol side of one connection) on `host`'s tools. A call that names no
  *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
 export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
-  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} } });
+  // With nothing loaded, the client's first answer says why (the same text reaches it as a notice).
+  const instructions = host.registry.extensions.length === 0 ? host.registry.warnings.join('\n') || undefined : undefined;
+  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} }, instructions });
   // A client learns at once what did not load (it has no other way to see the server's stderr).
   server.oninitialized = () => {
     for (const n of host.startupNotices()) sendNotice(server, n.level, n.text);
