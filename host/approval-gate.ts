@@ -4,8 +4,17 @@
 // Invariants:
 //  - Nothing of the operation happens before `approve` resolves: capability code calls it after its own
 //    checks and before it acts. A rejection is always a PermissionError naming the op and its safe target.
-//  - "deny" never asks. "require" with nobody to ask (a client without the elicitation capability, `kiln run`)
-//    is refused with the rule the operator would add to allow it.
+//  - "deny" never asks, also when mode "ask" puts a use its grant does not list to a human (`forced`): one
+//    operation is judged once, by the rules and the grant together, and puts at most one question.
+//    "require" with nobody to ask (a client without the elicitation capability, `kiln run`) is refused with
+//    the rule the operator would add to allow it.
+//  - Floods cost the guest: a call (with the tools it calls through plugins[...]) puts at most [approvals]
+//    maxQuestionsPerCall questions, the rest refused without asking; a session has at most
+//    maxOpenQuestionsPerSession questions open at once, the rest wait their turn (the call's clock stopped,
+//    its cancellation ending the wait), and an answer given meanwhile "for this session" covers them.
+//  - The question: its first line is the operation with every guest value shown quoted and escaped
+//    (approvals.ts `shown`); the next two are kiln's own (the extension file and sha256, the rule), and
+//    nothing the guest controls can add a line or imitate them.
 //  - A human's answer: "once" (this operation), "session" (the same op and target in this kiln session),
 //    "always" (the same op and target by this artifact's sha256, kept in the operator's store file; offered
 //    only when [approvals] store is set). Decline, dismissal, no answer within [approvals] timeoutMs, and the
@@ -21,7 +30,7 @@ import { PermissionError } from './errors.js';
 import type { AuditLog } from './audit-log.js';
 import type { ExtensionIdentity } from './extension-identity.js';
 import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, question, safeTarget,
+  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, safeTarget,
   type ApprovalRequest, type ApprovalSettings, type DecisionInput,
 } from './approvals.js';
 
@@ -45,6 +54,11 @@ export interface AskVia {
   cannotAsk?: string;
 }
 
+/** What one call has spent (shared with the tools it calls through plugins[...]). */
+export interface CallQuestions {
+  questions: number;
+}
+
 /** One operation's asker: its call's way to ask, and its call's clock. */
 export interface ApprovalSubject {
   /** The kiln session's name (audit) and an object that lives as long as the session ("session" answers). */
@@ -57,6 +71,8 @@ export interface ApprovalSubject {
   via?: AskVia;
   /** Stop the call's clock while a human is asked; the returned function starts it again. */
   pause?: () => () => void;
+  /** The call's count of questions ([approvals] maxQuestionsPerCall); none: the operation is its own call. */
+  call?: CallQuestions;
 }
 
 export type AnswerKind = 'once' | 'session' | 'always';
@@ -134,6 +150,8 @@ export class ApprovalGate {
   private readonly store?: AlwaysStore;
   /** "session" answers, by the session they were given in (gone with it). */
   private readonly sessions = new WeakMap<object, Set<string>>();
+  /** Questions open per session, and those waiting for a turn ([approvals] maxOpenQuestionsPerSession). */
+  private readonly open = new WeakMap<object, { open: number; waiting: (() => void)[] }>();
 
   constructor(settings: ApprovalSettings | undefined, private readonly audit?: AuditLog, private readonly warn: (line: string) => void = (l) => process.stderr.write(l + '\n')) {
     this.settings = settings ?? DEFAULT_APPROVALS;
@@ -150,7 +168,9 @@ export class ApprovalGate {
   async approve(request: ApprovalRequest, s: ApprovalSubject, forced?: { rule: string; hint: string }): Promise<void> {
     if (this.off && !forced) return;
     const input: DecisionInput = { ...request, tool: s.tool, extension: s.extension };
-    const decided = forced ? { verdict: 'require' as const, rule: forced.rule } : decide(input, this.settings);
+    // The rules first: a deny holds whatever the grant's question would be; else a forced use is asked once.
+    const ruled = this.off ? undefined : decide(input, this.settings);
+    const decided = forced && ruled?.verdict !== 'deny' ? { verdict: 'require' as const, rule: forced.rule } : ruled!;
     const target = safeTarget(request);
     const record = (fields: Record<string, unknown>) => this.audit?.write({
       session: s.session, extension: s.extension.file, sha256: s.extension.sha256, tool: s.tool,
@@ -162,9 +182,12 @@ export class ApprovalGate {
     if (decided.verdict === 'deny') throw new PermissionError(`${what}: the operator's ${decided.rule} denies it (kiln.toml [approvals])`);
 
     const key = approvalKey(request, s.tool, s.extension.sha256);
-    const mine = this.sessions.get(s.sessionKey);
-    if (mine?.has(key)) return void record({ event: 'remembered', answer: 'session' });
-    if (this.store?.has(key)) return void record({ event: 'remembered', answer: 'always' });
+    const remembered = (): boolean => {
+      if (this.sessions.get(s.sessionKey)?.has(key)) return void record({ event: 'remembered', answer: 'session' }), true;
+      if (this.store?.has(key)) return void record({ event: 'remembered', answer: 'always' }), true;
+      return false;
+    };
+    if (remembered()) return;
 
     const ask = s.via?.ask;
     if (!ask) {
@@ -173,6 +196,74 @@ export class ApprovalGate {
         `${what} without a human's approval (${decided.rule} requires it), and ${s.via?.cannotAsk ?? NOBODY}; ${forced ? forced.hint : allowHint(input, this.settings, decided)}`,
       );
     }
+    if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
+    const max = this.settings.maxQuestionsPerCall;
+    if (s.call && s.call.questions >= max) {
+      record({ event: 'unasked', rule: '[approvals] maxQuestionsPerCall' });
+      throw new PermissionError(
+        `${what} without a human's approval (${decided.rule} requires it), and this call has already put ${max} questions to a human, ` +
+        `the most [approvals] maxQuestionsPerCall allows; to allow more, set maxQuestionsPerCall = ${Math.min(max * 2, 10_000)} under [approvals] in kiln.toml`,
+      );
+    }
+    if (s.call) s.call.questions++;
+    // A turn among the session's open questions; the call's clock stands still while it waits.
+    const waitResume = s.pause?.();
+    let release: () => void;
+    try {
+      release = await this.turn(s.sessionKey, s.signal);
+    } catch {
+      throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
+    } finally {
+      waitResume?.();
+    }
+    try {
+      if (remembered()) return; // answered "for this session" (or "always") while this one waited
+      await this.ask(request, s, decided, what, key, target, record);
+    } finally {
+      release();
+    }
+  }
+
+  /** A turn to ask in `session`: resolves (with the function that ends it) when fewer than
+   *  maxOpenQuestionsPerSession of its questions are open; rejects when `signal` aborts first. */
+  private turn(session: object, signal: AbortSignal): Promise<() => void> {
+    let q = this.open.get(session);
+    if (!q) this.open.set(session, (q = { open: 0, waiting: [] }));
+    const queue = q;
+    let done = false;
+    const release = () => {
+      if (done) return;
+      done = true;
+      const next = queue.waiting.shift();
+      if (next) next(); // the turn passes on: `open` stays
+      else queue.open--;
+    };
+    if (queue.open < this.settings.maxOpenQuestionsPerSession) {
+      queue.open++;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(release);
+      };
+      const onAbort = () => {
+        const i = queue.waiting.indexOf(go);
+        if (i >= 0) queue.waiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      if (signal.aborted) return onAbort();
+      queue.waiting.push(go);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Put the question to the human and act on the answer (remember it, or throw the refusal). */
+  private async ask(
+    request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string, target: string,
+    record: (fields: Record<string, unknown>) => void,
+  ): Promise<void> {
+    const ask = s.via!.ask!;
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
 
     const offered: AnswerKind[] = this.store ? ['once', 'session', 'always'] : ['once', 'session'];
@@ -183,8 +274,8 @@ export class ApprovalGate {
     };
     const lines = [
       question(s.tool, request),
-      `Extension: ${s.extension.file} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
-      `Asked because of kiln's ${decided.rule}. Decline to refuse it.`,
+      `Extension: ${escaped(s.extension.file)} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
+      `Asked because of kiln's ${escaped(decided.rule)}. Decline to refuse it.`,
     ];
     const form: ElicitForm = {
       mode: 'form',

@@ -16,8 +16,17 @@
 //                  fs.delete and fs.rename require; fs.write of more than 5000 bytes requires; the rest is free.
 //      strict      balanced's sensitive paths, plus every fs.write, fs.delete, fs.rename and every command
 //                  run/start (a command can write anything) require.
+//  - A path is judged exactly as the file operation will touch it: `path`/`to` are what fs.ts's `lexicalPath`
+//    made of the guest's string (the same function resolves it for the operation), and nothing here reads them
+//    another way (a "\\" is a character of a name, never a separator). An operation that removes or moves a
+//    directory (rm -r, rename) carries `inside`, every entry below it as fs.ts listed it, and a path rule
+//    matches when it matches any of them: a rule on a name covers every operation that would remove, move or
+//    overwrite a matching file.
 //  - What an audit line or an error message shows of a target (`safeTarget`) never holds argument values:
 //    a command's name (not its argv), a URL's method, origin and path (no query), a file path and size.
+//  - Every value the guest controls is shown to a human (the question, an error) through `shown`: quoted, with
+//    quotes, backslashes and every control, line-breaking, bidi or other invisible character escaped, so it
+//    stays on its own line inside its quotes and cannot imitate the question's fixed lines.
 import { createHash } from 'node:crypto';
 import { globRegExp } from './discovery.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
@@ -45,6 +54,9 @@ export interface ApprovalRequest {
   path?: string;
   /** fs.rename: where to, in the same form as `path`. */
   to?: string;
+  /** fs.delete (rm -r), fs.rename of a directory: every entry below `path`, in the same form, as the code that
+   *  performs the operation listed it (a rename's entries are also judged at their new place under `to`). */
+  inside?: string[];
   /** fs.write: the bytes to be written; fs.read: the file's size when known. */
   size?: number;
 }
@@ -84,10 +96,22 @@ export interface ApprovalSettings {
   store?: string;
   /** How long a human is waited for; no answer by then is a refusal. */
   timeoutMs: number;
+  /** The most questions one call (with the tools it calls through plugins[...]) puts to a human; more are
+   *  refused without asking. */
+  maxQuestionsPerCall: number;
+  /** The most questions of one session open at once; more wait their turn (the call's clock stopped). */
+  maxOpenQuestionsPerSession: number;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60 * 1000;
-export const DEFAULT_APPROVALS: ApprovalSettings = { preset: 'permissive', rules: [], default: 'allow', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS };
+export const DEFAULT_QUESTIONS_PER_CALL = 16;
+export const DEFAULT_OPEN_QUESTIONS_PER_SESSION = 1;
+export const DEFAULT_APPROVALS: ApprovalSettings = {
+  preset: 'permissive', rules: [], default: 'allow', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
+  maxQuestionsPerCall: DEFAULT_QUESTIONS_PER_CALL, maxOpenQuestionsPerSession: DEFAULT_OPEN_QUESTIONS_PER_SESSION,
+};
+/** The [approvals] keys (each described in docs/configuration.md). */
+const SETTING_KEYS = ['preset', 'default', 'store', 'timeoutMs', 'maxQuestionsPerCall', 'maxOpenQuestionsPerSession', 'rules'];
 
 /** Writes larger than this need approval under "balanced". */
 export const BALANCED_WRITE_BYTES = 5000;
@@ -118,9 +142,23 @@ export function presetRules(preset: Preset): ApprovalRule[] {
   ];
 }
 
-/** `path` as rules see it: '/'-separated, without "./" or empty segments. */
+/** `path` as rules see it: '/'-separated, without "./" or empty segments. Only "/" separates: a "\\" is part of a
+ *  name, as it is for the file operation (fs.ts lexicalPath). */
 export function normalisePath(path: string): string {
-  return path.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.').join('/');
+  return path.split('/').filter((s) => s !== '' && s !== '.').join('/');
+}
+
+/** Every path an fs operation touches: its path, a rename's destination, and what lies below a directory it
+ *  removes or moves (at both places for a rename). */
+export function touchedPaths(r: ApprovalRequest): string[] {
+  if (r.path === undefined) return [];
+  const out = [r.path];
+  if (r.op === 'fs.rename' && r.to !== undefined) out.push(r.to);
+  for (const p of r.inside ?? []) {
+    out.push(p);
+    if (r.op === 'fs.rename' && r.to !== undefined && p.startsWith(`${r.path}/`)) out.push(`${r.to}${p.slice(r.path.length)}`);
+  }
+  return out;
 }
 
 /**
@@ -160,8 +198,8 @@ function ruleMatches(rule: ApprovalRule, r: DecisionInput): boolean {
   if (rule.command && (r.op !== 'command' || r.command === undefined || !rule.command.includes(r.command))) return false;
   if (rule.path) {
     if (!r.op.startsWith('fs.') || r.path === undefined) return false;
-    const paths = r.op === 'fs.rename' && r.to !== undefined ? [r.path, r.to] : [r.path];
-    if (!rule.path.some((p) => paths.some((x) => pathMatches(p, x)))) return false; // rename: either end
+    const paths = touchedPaths(r); // rename: either end; rm -r and rename of a directory: all it holds
+    if (!rule.path.some((p) => paths.some((x) => pathMatches(p, x)))) return false;
   }
   if (rule.host) {
     const u = r.op === 'net' || r.op === 'browser.navigate' ? urlOf(r) : undefined;
@@ -198,6 +236,39 @@ export function decide(input: DecisionInput, settings: ApprovalSettings): Decisi
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
+/** Characters never shown as they are: controls, format (bidi included), surrogates, private use, unassigned,
+ *  and every separator but the plain space (line and paragraph separators, no-break and other wide spaces). */
+const HIDDEN = /[\p{C}\p{Z}]/u;
+
+/** `s` with `\\`, `"` and every HIDDEN character escaped as in JSON (\\n, \\u001b, \\u202e, \\u{1f3f4}). */
+export function escaped(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    if (ch === '\\' || ch === '"') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch !== ' ' && HIDDEN.test(ch)) {
+      const cp = ch.codePointAt(0)!;
+      out += cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+    } else out += ch;
+  }
+  return out;
+}
+
+/** A value the guest controls, as a human is shown it: escaped and in double quotes, cut at `max` characters. */
+export function shown(s: string, max = 500): string {
+  return `"${escaped(clip(s, max))}"`;
+}
+
+/** What lies below a directory an operation removes or moves, in words (the first few entries). */
+function insideText(r: ApprovalRequest): string {
+  const n = r.inside?.length ?? 0;
+  if (!n) return '';
+  const first = r.inside!.slice(0, 5).map((p) => shown(p, 200)).join(', ');
+  return ` and the ${n} ${n === 1 ? 'entry' : 'entries'} below it (${first}${n > 5 ? ', …' : ''})`;
+}
+
 /** The target as the audit log and error messages may show it: no argument values, no query strings. */
 export function safeTarget(r: ApprovalRequest): string {
   switch (r.op) {
@@ -216,37 +287,54 @@ export function safeTarget(r: ApprovalRequest): string {
   }
 }
 
-/** "run command \"deploy\"", "send GET https://x/y", ...: the operation in words, with its safe target. */
+/** A file operation's target in words: its path(s), shown, and a write's size. */
+function fsTarget(r: ApprovalRequest): string {
+  const path = shown(normalisePath(r.path ?? '') || '.');
+  if (r.op === 'fs.rename') return `${path} to ${shown(normalisePath(r.to ?? '') || '.')}`;
+  return typeof r.size === 'number' && r.op === 'fs.write' ? `${path} (${r.size} bytes)` : path;
+}
+
+/** "run command \"deploy\"", "send GET \"https://x/y\"", ...: the operation in words, with its safe target
+ *  (no argv, no query), every guest value shown. */
 export function describe(r: ApprovalRequest): string {
+  const u = urlOf(r);
+  const where = u ? shown(`${u.origin}${u.pathname}`) : 'an invalid URL';
   switch (r.op) {
-    case 'command': return `run command "${safeTarget(r)}"`;
-    case 'net': return `send ${safeTarget(r)}`;
-    case 'browser.navigate': return `load ${safeTarget(r)} in its browser`;
-    case 'fs.read': return `read ${safeTarget(r)}`;
-    case 'fs.write': return `write ${safeTarget(r)}`;
-    case 'fs.delete': return `delete ${safeTarget(r)}`;
-    case 'fs.rename': return `rename ${safeTarget(r)}`;
+    case 'command': return `run command ${shown(r.command ?? '', 200)}`;
+    case 'net': return `send ${escaped((r.method ?? 'GET').toUpperCase()).slice(0, 32)} ${where}`;
+    case 'browser.navigate': return `load ${where} in its browser`;
+    case 'fs.read': return `read ${fsTarget(r)}`;
+    case 'fs.write': return `write ${fsTarget(r)}`;
+    case 'fs.delete': return `delete ${fsTarget(r)}${insideText(r)}`;
+    case 'fs.rename': return `rename ${fsTarget(r)}${insideText(r)}`;
   }
 }
 
-/** What the human is asked: the operation and its whole target, argv and query included (they are the
- *  client's own user, who sees the arguments anyway). */
+/** What the human is asked (one line): the operation and its whole target, argv and query included (they are
+ *  the client's own user, who sees the arguments anyway), every guest value shown: quoted and escaped. */
 export function question(tool: string, r: ApprovalRequest): string {
   const what = (() => {
     switch (r.op) {
       case 'command': {
-        const argv = (r.argv ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
-        return `run command "${r.command}": ${clip(argv, 2000)}`;
+        let argv = '';
+        for (const a of r.argv ?? []) {
+          if (argv.length > 2000) {
+            argv += ' …';
+            break;
+          }
+          argv += (argv ? ' ' : '') + (/^[\w@%+=:,./-]+$/.test(a) ? a : shown(a, 2000));
+        }
+        return `run command ${shown(r.command ?? '', 200)}: ${argv}`;
       }
-      case 'net': return `send an HTTP request: ${(r.method ?? 'GET').toUpperCase()} ${clip(r.url ?? '', 2000)}`;
-      case 'browser.navigate': return `load a page in its browser: ${clip(r.url ?? '', 2000)}`;
-      case 'fs.read': return `read the file ${safeTarget(r)}`;
-      case 'fs.write': return `write the file ${safeTarget(r)}`;
-      case 'fs.delete': return `delete ${safeTarget(r)}`;
-      case 'fs.rename': return `rename ${safeTarget(r)}`;
+      case 'net': return `send an HTTP request: ${escaped((r.method ?? 'GET').toUpperCase()).slice(0, 32)} ${shown(r.url ?? '', 2000)}`;
+      case 'browser.navigate': return `load a page in its browser: ${shown(r.url ?? '', 2000)}`;
+      case 'fs.read': return `read the file ${fsTarget(r)}`;
+      case 'fs.write': return `write the file ${fsTarget(r)}`;
+      case 'fs.delete': return `delete ${fsTarget(r)}${insideText(r)}`;
+      case 'fs.rename': return `rename ${fsTarget(r)}${insideText(r)}`;
     }
   })();
-  return `Tool "${tool}" wants to ${what}`;
+  return `Tool ${shown(tool, 64)} wants to ${what}`;
 }
 
 /**
@@ -260,13 +348,16 @@ export function approvalKey(r: ApprovalRequest, tool: string, sha256: string): s
     case 'command': target = [r.command, r.argv ?? []]; break;
     case 'net': target = [(r.method ?? 'GET').toUpperCase(), urlOf(r)?.origin ?? r.url]; break;
     case 'browser.navigate': target = urlOf(r)?.origin ?? r.url; break;
-    case 'fs.rename': target = [normalisePath(r.path ?? ''), normalisePath(r.to ?? '')]; break;
+    // A directory's entries are part of what a remembered answer covers: new ones there are asked again.
+    case 'fs.rename': target = [normalisePath(r.path ?? ''), normalisePath(r.to ?? ''), ...(r.inside?.length ? [r.inside] : [])]; break;
+    case 'fs.delete': target = r.inside?.length ? [normalisePath(r.path ?? ''), r.inside] : normalisePath(r.path ?? ''); break;
     default: target = normalisePath(r.path ?? '');
   }
   return createHash('sha256').update(JSON.stringify([sha256, tool, r.op, target])).digest('hex');
 }
 
-const tomlString = (s: string) => JSON.stringify(s);
+/** A TOML basic string of `s`, every hidden character escaped (the hint is shown to a human too). */
+const tomlString = (s: string) => `"${escaped(s).replace(/\\u\{([0-9a-f]+)\}/g, (_, h: string) => `\\U${h.padStart(8, '0')}`)}"`;
 
 /**
  * How the operator would let `input` through without asking: a rule to put first, and, when the verdict
@@ -311,13 +402,16 @@ export function parseApprovals(v: unknown, extensionKey: (key: string) => string
   const bad = (msg: string) => new ApprovalsConfigError(`[approvals] ${msg}`);
   if (!isTable(v)) throw bad('must be a table');
   for (const k of Object.keys(v)) {
-    if (!['preset', 'default', 'store', 'timeoutMs', 'rules'].includes(k)) throw bad(`has an unknown key "${k}" (preset, default, store, timeoutMs, rules)`);
+    if (!SETTING_KEYS.includes(k)) throw bad(`has an unknown key "${k}" (${SETTING_KEYS.join(', ')})`);
   }
   if (v.preset !== undefined && !PRESETS.includes(v.preset as Preset)) throw bad(`preset must be one of ${PRESETS.map((p) => `"${p}"`).join(', ')}`);
   if (v.default !== undefined && !VERDICTS.includes(v.default as Verdict)) throw bad('default must be "allow", "require" or "deny"');
   if (v.store !== undefined && (typeof v.store !== 'string' || v.store === '')) throw bad('store must be a file path');
   if (v.timeoutMs !== undefined && !(Number.isInteger(v.timeoutMs) && (v.timeoutMs as number) >= 1 && (v.timeoutMs as number) <= 2 ** 31 - 1)) {
     throw bad('timeoutMs must be a positive integer (milliseconds)');
+  }
+  for (const k of ['maxQuestionsPerCall', 'maxOpenQuestionsPerSession'] as const) {
+    if (v[k] !== undefined && !(Number.isInteger(v[k]) && (v[k] as number) >= 1 && (v[k] as number) <= 10_000)) throw bad(`${k} must be an integer from 1 to 10000`);
   }
   const rawRules = v.rules ?? [];
   if (!Array.isArray(rawRules)) throw bad('rules must be a list of tables ([[approvals.rules]])');
@@ -372,5 +466,7 @@ export function parseApprovals(v: unknown, extensionKey: (key: string) => string
     default: (v.default as Verdict | undefined) ?? DEFAULT_APPROVALS.default,
     store: v.store === undefined ? undefined : resolvePath(v.store as string),
     timeoutMs: (v.timeoutMs as number | undefined) ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    maxQuestionsPerCall: (v.maxQuestionsPerCall as number | undefined) ?? DEFAULT_QUESTIONS_PER_CALL,
+    maxOpenQuestionsPerSession: (v.maxOpenQuestionsPerSession as number | undefined) ?? DEFAULT_OPEN_QUESTIONS_PER_SESSION,
   };
 }
