@@ -16,7 +16,8 @@ import type { Engine } from './engine/engine.js';
 import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
 import { AuditLog, auditTarget } from './audit-log.js';
 import { decidedBy, NotGrantedError } from './grants.js';
-import { ApprovalGate, type AskVia } from './approval-gate.js';
+import { ApprovalGate, type AskVia, type CallQuestions } from './approval-gate.js';
+import type { WriteCount } from './capabilities/fs.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
 import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
@@ -94,6 +95,9 @@ export interface CallState {
   /** Stop this call's clock, and its callers' (a plugins[...] caller waits on it): the returned function
    *  starts them again, moving their deadlines later by the time spent stopped. */
   pause(): () => void;
+  /** What the call has spent, shared with the tools it calls through plugins[...]: questions put to a human
+   *  ([approvals] maxQuestionsPerCall) and bytes written ([fs] maxWriteBytesPerCall). */
+  spent: CallQuestions & { written: WriteCount };
 }
 
 const cancelled = (name: string) =>
@@ -136,6 +140,8 @@ export class Registry {
   approvals: ApprovalGate;
   /** The calls running, by the hook they passed to their guest (see CallState). */
   private readonly calls = new WeakMap<CancelHook, CallState>();
+  /** Bytes each session has written ([fs] maxWriteBytesPerSession). */
+  private readonly sessionWrites = new WeakMap<Session, WriteCount>();
 
   /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
   audit: AuditLog | undefined;
@@ -369,6 +375,11 @@ export class Registry {
     if (signal?.aborted) throw cancelled(name);
     const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () => {
       const call = extras.call && this.calls.get(extras.call);
+      let sessionWritten = this.sessionWrites.get(session);
+      if (!sessionWritten) this.sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
+      // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
+      // than one call would.
+      const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
       return performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
         extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
@@ -385,8 +396,10 @@ export class Registry {
         fileOf: (callee) => this.tools.get(callee)?.extension.file,
         approve: (request, forced) => this.approvals.approve(request, {
           session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
-          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()),
+          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent,
         }, forced),
+        judgesPaths: !this.approvals.off,
+        written: { call: spent.written, session: sessionWritten },
         fs: this.policy.fs,
         protectedFiles: () => this.protectedFiles(), // made only when a file operation asks
       });
@@ -414,6 +427,7 @@ export class Registry {
     };
     this.calls.set(hook, {
       via: parent ? parent.via : (via as AskVia | undefined),
+      spent: parent ? parent.spent : { questions: 0, written: { bytes: 0 } },
       pause: () => {
         const resumeParent = parent?.pause();
         if (pauses++ === 0) {

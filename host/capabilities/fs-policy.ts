@@ -7,10 +7,15 @@
 // /sys and /dev (the server's own environment and memory). Judged on real paths, before the operation; what a
 // name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation inside the
 // prefix but not away from a protected file swapped into it.
+//
+// Approvals judge the exact paths the operation touches: `lexicalPath`'s result, the one fs.ts resolves too,
+// and for rm -r or a rename of a directory every entry below it, as fs.ts lists it (`listBelow`); rm then
+// removes nothing it was not judged on (fs.ts). One operation puts at most one question: in mode "ask", a use
+// the grant does not list is asked together with what the rules say (approval-gate.ts), never twice.
 import { resolve } from 'node:path';
 import { real } from '../build/containment.js';
 import type { ApprovalRequest } from '../approvals.js';
-import { askFor, grantCheck, type Grants, type GrantKind } from '../grants.js';
+import { askFor, grantCheck, type Grants, type GrantKind, type NotGrantedError } from '../grants.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import { fsAllowed, FsPermissionError, intersectPrefixes, lexicalPath, type FsAccess, type FsAllow, type FsOp } from './fs.js';
 
@@ -30,6 +35,18 @@ export interface FsPolicyContext {
   /** The operator's files no tool may touch (absolute paths). */
   protectedFiles: string[];
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
+  /** Whether [approvals] judges operations at all (no [approvals]: nothing below a directory is listed). */
+  judgesPaths: boolean;
+  /** Every entry below `path` (a directory; none for anything else), relative to the root, listed by the code
+   *  that performs the operation (fs.ts listBelow). */
+  listBelow(path: string): Promise<string[]>;
+}
+
+/** What the operation may do: the allow.fs it runs under, and the entries below its directory that approvals
+ *  judged (rm -r removes no other). */
+export interface FsVerdict {
+  allow: FsAllow | undefined;
+  inside?: string[];
 }
 
 
@@ -40,10 +57,10 @@ const within = (path: string, dir: string) => path === dir || path.startsWith(di
 
 /** The allow.fs the operation runs under (declared ∩ granted, or declared after a human said yes in mode
  *  "ask"), once grants, protected files and approvals have let it through; throws a PermissionError otherwise. */
-export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<FsAllow | undefined> {
+export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<FsVerdict> {
   const { access, op } = ACCESS[kind];
   const paths = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
-  if (!c.allow) return undefined; // fs.ts refuses it, naming allow.fs
+  if (!c.allow) return { allow: undefined }; // fs.ts refuses it, naming allow.fs
   const declared = access === 'read' ? c.allow.read : c.allow.write;
   // The manifest first (its refusal names allow.fs); then the operator's files; then the grant.
   for (const p of paths) fsAllowed(access, p, declared, c.root, { tool: c.tool });
@@ -61,7 +78,7 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
     }
   }
   let effective = declared;
-  let grantedAll = true;
+  let refusal: NotGrantedError | undefined;
   const grant = grantCheck(c.grants, c.extension, c.tool, `fs.${access}` as GrantKind);
   if (grant) {
     for (const [i, rel] of rels.entries()) {
@@ -69,19 +86,25 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
         fsAllowed(access, paths[i], grant.list, c.root, { tool: c.tool });
       } catch (e) {
         if (!(e instanceof FsPermissionError)) throw e;
-        const refusal = grant.refuse(rel || '.');
+        refusal ??= grant.refuse(rel || '.');
         if (c.grants.mode !== 'ask') throw refusal;
-        await c.approve(request(op, rels, size), askFor(refusal));
-        effective = declared; // the human allowed this operation on these paths
-        grantedAll = false;
       }
     }
-    if (grantedAll) effective = intersectPrefixes(declared, grant.list);
+    if (!refusal) effective = intersectPrefixes(declared, grant.list);
   }
-  await c.approve(request(op, rels, size));
-  return access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
+  // What a removal or a move of a directory takes with it (listed only when approvals judge anything).
+  const recursive = (kind === 'fs.rm' && req.recursive === true) || kind === 'fs.rename';
+  const inside = recursive && c.judgesPaths ? await c.listBelow(String(paths[0])) : undefined;
+  // One judgement, one question at most: the rules, and in mode "ask" a path the grant does not list.
+  await c.approve(request(op, rels, size, inside), refusal && askFor(refusal));
+  // After a human allowed a use the grant does not list, the operation runs under what the tool declares.
+  const allow = access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
+  return inside ? { allow, inside } : { allow };
 }
 
-function request(op: ApprovalRequest['op'], rels: string[], size: number | undefined): ApprovalRequest {
-  return { op, path: rels[0] || '.', ...(rels[1] !== undefined ? { to: rels[1] || '.' } : {}), ...(size !== undefined ? { size } : {}) };
+function request(op: ApprovalRequest['op'], rels: string[], size: number | undefined, inside: string[] | undefined): ApprovalRequest {
+  return {
+    op, path: rels[0] || '.', ...(rels[1] !== undefined ? { to: rels[1] || '.' } : {}), ...(size !== undefined ? { size } : {}),
+    ...(inside?.length ? { inside } : {}),
+  };
 }

@@ -27,8 +27,13 @@
 //     through /proc/self/fd/<fd>, which is the same inode.
 //  5. rm -r walks the tree by descriptors too: each directory is opened O_NOFOLLOW from its verified parent;
 //     a symlink inside the tree is unlinked, never followed, so what it points to survives.
-//  6. Sizes are capped ([fs] maxReadBytes, maxWriteBytes per call, maxReaddirEntries), and a (session, extension)
-//     runs at most 16 fs operations at once (the rest wait their turn: Promise.all over many files works).
+//  6. Sizes are capped ([fs] maxReadBytes, maxWriteBytes per operation, maxReaddirEntries), the bytes written
+//     by one call (its plugins[...] callees included) and by one session too (maxWriteBytesPerCall,
+//     maxWriteBytesPerSession: a write that would pass either is refused before a byte of it is written), and a
+//     (session, extension) runs at most 16 fs operations at once (the rest wait their turn: Promise.all over
+//     many files works).
+//  7. rm -r removes only what [approvals] judged (`inside`, listed by `listBelow` through the same verified
+//     descriptors): an entry that appeared below the directory since is not removed, and the rm fails.
 //
 // What this does not stop: a directory that was inside when its descriptor was checked and is then moved
 // outside by someone else receives the write there; only someone who could already write to that place can
@@ -48,11 +53,27 @@ export interface FsSettings {
   maxReadBytes: number;
   /** The most bytes one writeFile or appendFile may write. */
   maxWriteBytes: number;
+  /** The most bytes the writes of one call (with its plugins[...] callees) may write together. */
+  maxWriteBytesPerCall: number;
+  /** The most bytes the writes of one session may write together, over its life. */
+  maxWriteBytesPerSession: number;
   /** The most entries readdir returns; a larger directory fails. */
   maxReaddirEntries: number;
 }
 
-export const DEFAULT_FS: FsSettings = { maxReadBytes: 16 * 1024 * 1024, maxWriteBytes: 16 * 1024 * 1024, maxReaddirEntries: 10_000 };
+export const DEFAULT_FS: FsSettings = {
+  maxReadBytes: 16 * 1024 * 1024, maxWriteBytes: 16 * 1024 * 1024, maxWriteBytesPerCall: 64 * 1024 * 1024,
+  maxWriteBytesPerSession: 1024 * 1024 * 1024, maxReaddirEntries: 10_000,
+};
+/** The [fs] byte and count settings, and the largest value each takes. */
+const FS_BOUNDS = {
+  maxReadBytes: 1024 ** 3, maxWriteBytes: 1024 ** 3, maxWriteBytesPerCall: 1024 ** 3, maxWriteBytesPerSession: 1024 ** 4, maxReaddirEntries: 1024 ** 3,
+} as const;
+
+/** Bytes written so far, by a call (with its plugins[...] callees) or by a session. */
+export interface WriteCount {
+  bytes: number;
+}
 
 /** allow.fs as the manifest holds it: normalised prefixes (normalisePrefix). */
 export interface FsAllow {
@@ -66,6 +87,8 @@ export type FsAccess = 'read' | 'write';
 export const MAX_FS_IN_FLIGHT = 16;
 /** How deep rm -r goes. */
 const MAX_RM_DEPTH = 256;
+/** The most entries below a directory that rm -r or rename lists for [approvals] to judge. */
+export const MAX_JUDGED_ENTRIES = 10_000;
 const MAX_PATH = 4096;
 /** Linux's O_PATH (node:fs constants do not carry it). */
 const O_PATH = 0o10000000;
@@ -210,6 +233,10 @@ export interface FsCall {
   /** The (session, extension) whose turns the operation waits for (MAX_FS_IN_FLIGHT). */
   slot: object;
   signal: AbortSignal;
+  /** What the call and the session have written ([fs] maxWriteBytesPerCall, maxWriteBytesPerSession). */
+  written?: { call: WriteCount; session: WriteCount };
+  /** rm -r: the entries below the directory that [approvals] judged (fs-policy.ts); only those are removed. */
+  inside?: string[];
 }
 
 /** Per (session, extension): operations running, and those waiting for a turn. */
@@ -449,42 +476,74 @@ export class FsCaller {
       try {
         if (dirOnly(path)) throw systemError('EISDIR', -21, 'open', path as string); // "x/" names a directory, as in Node
         if (data.length > max) throw tooLarge('the data to write', data.length, 'maxWriteBytes', max);
-        const flags = O_WRONLY | (append ? O_APPEND : 0);
-        let file: FileHandle | undefined;
-        for (let attempt = 0; !file; attempt++) {
-          if (attempt === 3) throw systemError('EEXIST', -17, 'open', path as string); // it keeps appearing and vanishing
-          let existing: { handle: FileHandle; st: Stats } | undefined;
-          try {
-            existing = await this.inspect('write', path as string, e.at);
-          } catch (err: any) {
-            if (err?.code !== 'ENOENT') throw err;
-          }
-          if (!existing) {
-            // O_EXCL: created here, now (a name that appeared meanwhile, a symlink included, is EEXIST: look again).
-            file = await open(e.at, flags | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).catch((err) => {
-              if (err?.code === 'EEXIST') return undefined;
-              throw err;
-            });
-            continue;
-          }
-          try {
-            this.regular('write', path as string, existing.st, 'open');
-            file = await open(FD(existing.handle.fd), flags);
-          } finally {
-            await existing.handle.close();
-          }
-        }
+        const refund = this.spend(data.length);
+        let writing = false;
         try {
-          if (!append) await file.truncate(0);
-          if (data.length) await file.writeFile(data);
-        } finally {
-          await file.close();
+          const flags = O_WRONLY | (append ? O_APPEND : 0);
+          let file: FileHandle | undefined;
+          for (let attempt = 0; !file; attempt++) {
+            if (attempt === 3) throw systemError('EEXIST', -17, 'open', path as string); // it keeps appearing and vanishing
+            let existing: { handle: FileHandle; st: Stats } | undefined;
+            try {
+              existing = await this.inspect('write', path as string, e.at);
+            } catch (err: any) {
+              if (err?.code !== 'ENOENT') throw err;
+            }
+            if (!existing) {
+              // O_EXCL: created here, now (a name that appeared meanwhile, a symlink included, is EEXIST: look again).
+              file = await open(e.at, flags | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).catch((err) => {
+                if (err?.code === 'EEXIST') return undefined;
+                throw err;
+              });
+              continue;
+            }
+            try {
+              this.regular('write', path as string, existing.st, 'open');
+              file = await open(FD(existing.handle.fd), flags);
+            } finally {
+              await existing.handle.close();
+            }
+          }
+          try {
+            writing = true;
+            if (!append) await file.truncate(0);
+            if (data.length) await file.writeFile(data);
+          } finally {
+            await file.close();
+          }
+          return null;
+        } catch (err) {
+          if (!writing) refund(); // refused or failed before the file was touched: those bytes were not written
+          throw err;
         }
-        return null;
       } finally {
         await e.dir.close();
       }
     });
+  }
+
+  /** Count `n` bytes against the call's and the session's bounds before they are written; a refusal names the
+   *  setting. Returns the refund for a write that then never happens. */
+  private spend(n: number): () => void {
+    const w = this.c.written;
+    if (!w || n === 0) return () => {};
+    const { maxWriteBytesPerCall: perCall, maxWriteBytesPerSession: perSession } = this.c.settings;
+    const over = (setting: string, max: number, used: number) => new FsError(
+      `writing ${n} more bytes would pass the server's [fs] ${setting} (${max}; ${used} written already); ` +
+      `to allow more, set ${setting} = ${Math.min(max * 2, FS_BOUNDS[setting as keyof typeof FS_BOUNDS])} under [fs] in kiln.toml`,
+      'RangeError', { code: 'ERR_FS_WRITE_LIMIT' },
+    );
+    if (w.call.bytes + n > perCall) throw over('maxWriteBytesPerCall', perCall, w.call.bytes);
+    if (w.session.bytes + n > perSession) throw over('maxWriteBytesPerSession', perSession, w.session.bytes);
+    w.call.bytes += n;
+    w.session.bytes += n;
+    let refunded = false;
+    return () => {
+      if (refunded) return;
+      refunded = true;
+      w.call.bytes -= n;
+      w.session.bytes -= n;
+    };
   }
 
   async readdir(path: unknown, withFileTypes: boolean): Promise<string[] | [string, string][]> {
@@ -617,8 +676,26 @@ export class FsCaller {
         if (!recursive) {
           throw new FsError(`Path is a directory: rm returned EISDIR (is a directory) ${path}`, 'SystemError', { code: 'ERR_FS_EISDIR', errno: 21, syscall: 'rm', path: path as string });
         }
-        await removeEntry(FD(e.dir.fd), e.name, 0, this.c.signal);
+        const judged = this.c.inside && { set: new Set(this.c.inside), rel: lexicalPath('write', path, this.who) };
+        await removeEntry(FD(e.dir.fd), e.name, 0, this.c.signal, judged);
         return null;
+      } finally {
+        await e.dir.close();
+      }
+    });
+  }
+
+  /** Every entry below `path` when it is a directory (none for anything else or nothing), relative to the root,
+   *  walked through descriptors as rm -r walks it (a symlink is an entry, never entered): what [approvals]
+   *  judges for rm -r and rename. */
+  async listBelow(path: unknown): Promise<string[]> {
+    return this.run('scandir', 'write', path, async () => {
+      const rel = lexicalPath('write', path, this.who);
+      const e = await this.entry('write', path as string);
+      try {
+        const out: string[] = [];
+        await listEntries(FD(e.dir.fd), e.name, rel, 0, out, String(path), this.c.signal);
+        return out;
       } finally {
         await e.dir.close();
       }
@@ -660,8 +737,11 @@ function typeOf(st: Stats | undefined): string {
 
 /** Remove `name` in the directory `parent` (a /proc/self/fd path): a directory (opened O_NOFOLLOW, so a symlink
  *  is never entered) is emptied through its descriptor and removed; anything else is unlinked. */
-async function removeEntry(parent: string, name: string, depth: number, signal: AbortSignal): Promise<void> {
+async function removeEntry(parent: string, name: string, depth: number, signal: AbortSignal, judged?: { set: Set<string>; rel: string }): Promise<void> {
   const at = `${parent}/${name}`;
+  if (judged && depth > 0 && !judged.set.has(judged.rel)) {
+    throw new FsError(`rm: ${JSON.stringify(judged.rel)} appeared after [approvals] judged the removal; it was not removed`, 'Error', { code: 'ERR_FS_CHANGED' });
+  }
   let dir: FileHandle | undefined;
   try {
     dir = await open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW);
@@ -685,12 +765,46 @@ async function removeEntry(parent: string, name: string, depth: number, signal: 
         if (names.length >= 1024) break;
       }
       if (names.length === 0) break;
-      for (const n of names) await removeEntry(FD(dir.fd), n, depth + 1, signal);
+      for (const n of names) await removeEntry(FD(dir.fd), n, depth + 1, signal, judged && { set: judged.set, rel: judged.rel ? `${judged.rel}/${n}` : n });
     }
   } finally {
     await dir.close();
   }
   await rmdir(at);
+}
+
+/** Append to `out` every entry below `name` in `parent` (a /proc/self/fd path) when it is a directory, each as
+ *  `rel`/..., at most MAX_JUDGED_ENTRIES of them. */
+async function listEntries(parent: string, name: string, rel: string, depth: number, out: string[], shownPath: string, signal: AbortSignal): Promise<void> {
+  let dir: FileHandle;
+  try {
+    dir = await open(`${parent}/${name}`, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  } catch (e: any) {
+    if (e?.code === 'ENOENT' || e?.code === 'ENOTDIR' || e?.code === 'ELOOP') return; // not a directory
+    throw e;
+  }
+  try {
+    if (depth >= MAX_RM_DEPTH) throw new FsError(`the tree of ${JSON.stringify(shownPath)} is deeper than ${MAX_RM_DEPTH} levels`, 'RangeError', { code: 'ERR_FS_TOO_DEEP' });
+    for await (const d of await opendir(FD(dir.fd), { bufferSize: 128 })) {
+      if (signal.aborted) throw new KilnError('the listing was cancelled: its call had ended');
+      const below = rel ? `${rel}/${d.name}` : d.name;
+      out.push(below);
+      if (out.length > MAX_JUDGED_ENTRIES) {
+        throw new FsError(
+          `${JSON.stringify(shownPath)} holds more than ${MAX_JUDGED_ENTRIES} entries, more than [approvals] judges for one removal or move (each entry is judged by its path rules); remove or move it in parts`,
+          'RangeError', { code: 'ERR_FS_TOO_MANY_ENTRIES' },
+        );
+      }
+      if (d.isDirectory()) await listEntries(FD(dir.fd), d.name, below, depth + 1, out, shownPath, signal);
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Every entry below `path` (fs-policy.ts: what approvals judge for rm -r and rename), through `call`'s checks. */
+export function listBelow(path: unknown, call: FsCall): Promise<string[]> {
+  return new FsCaller(call).listBelow(path);
 }
 
 /** Perform fs op `kind` for the running tool (capabilities/index.ts). `data`: the bytes of writeFile/appendFile. */
@@ -710,7 +824,7 @@ export function performFs(kind: FsOp, req: Record<string, unknown>, data: Uint8A
 
 // ---- [fs] in kiln.toml -----------------------------------------------------------------------------
 
-/** [fs]: root (relative to the config file), maxReadBytes, maxWriteBytes, maxReaddirEntries. `fail` makes the
+/** [fs]: root (relative to the config file) and the FS_BOUNDS settings. `fail` makes the
  *  config's error type (config.ts), so this module never loads the TOML parser. */
 export function readFsSettings(file: string, v: unknown, fail: (message: string) => Error): FsSettings {
   if (v === undefined) return DEFAULT_FS;
@@ -721,11 +835,12 @@ export function readFsSettings(file: string, v: unknown, fail: (message: string)
     if (k === 'root') {
       if (typeof x !== 'string' || !x || x.includes('\0')) throw fail(`${file}: [fs] root must be a directory path`);
       out.root = resolve(dirname(file), x);
-    } else if (k === 'maxReadBytes' || k === 'maxWriteBytes' || k === 'maxReaddirEntries') {
-      if (typeof x !== 'number' || !Number.isInteger(x) || x < 1 || x > 1024 * 1024 * 1024) throw fail(`${file}: [fs] ${k} must be a positive integer up to 1 GiB`);
-      out[k] = x;
+    } else if (Object.hasOwn(FS_BOUNDS, k)) {
+      const bound = FS_BOUNDS[k as keyof typeof FS_BOUNDS];
+      if (typeof x !== 'number' || !Number.isInteger(x) || x < 1 || x > bound) throw fail(`${file}: [fs] ${k} must be a positive integer up to ${bound === 1024 ** 4 ? '1 TiB' : '1 GiB'}`);
+      out[k as keyof typeof FS_BOUNDS] = x;
     } else {
-      throw fail(`${file}: [fs] has an unknown key "${k}" (root, maxReadBytes, maxWriteBytes, maxReaddirEntries)`);
+      throw fail(`${file}: [fs] has an unknown key "${k}" (root, ${Object.keys(FS_BOUNDS).join(', ')})`);
     }
   }
   return out;

@@ -7,7 +7,7 @@ import type { ApprovalRequest } from '../approvals.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
 import type { CommandSpec } from '../manifest.js';
-import { DEFAULT_FS, performFs, type FsSettings } from './fs.js';
+import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type WriteCount } from './fs.js';
 import { fsPolicy } from './fs-policy.js';
 import { resolve } from 'node:path';
 import { checkToolCall } from './tools.js';
@@ -52,21 +52,27 @@ export interface CapabilityContext {
    * the call's deadline stands still; a cancelled call ends the wait.
    */
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
+  /** Whether [approvals] judges anything (fs-policy.ts lists what rm -r and rename take with them only then). */
+  judgesPaths?: boolean;
+  /** Bytes written by this call (with its plugins[...] callees) and by its session ([fs] maxWriteBytesPerCall,
+   *  maxWriteBytesPerSession). */
+  written?: { call: WriteCount; session: WriteCount };
 }
 
 /** [policy] mode "ask": a declared use the grant does not list goes to a human (grants.ts askFor). */
 const asker = (ctx: CapabilityContext): GrantAsker => (refusal, request) => ctx.approve(request, askFor(refusal));
 
-/** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human. */
-async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<CommandSpec> {
+/** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human, and
+ *  `asked` says so: that question (judged with the [approvals] rules, approval-gate.ts) was the operation's one. */
+async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<{ spec: CommandSpec; asked: boolean }> {
   try {
-    return commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants);
+    return { spec: commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants), asked: false };
   } catch (e) {
     if (!(e instanceof NotGrantedError) || !e.askable) throw e;
     const spec = commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling); // declared, allowed
     const proc = substitute(spec, vars ?? {});
     await ctx.approve({ op: 'command', command: name as string, argv: [proc.file, ...proc.args] }, askFor(e));
-    return spec;
+    return { spec, asked: true };
   }
 }
 
@@ -76,27 +82,27 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
-      const spec = await commandSpec(ctx, 'run', req.name, req.vars);
+      const { spec, asked } = await commandSpec(ctx, 'run', req.name, req.vars);
       const proc = substitute(spec, req.vars ?? {});
-      await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
+      if (!asked) await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
       return runOnce(req.name as string, spec, proc, ctx.processes, extras.signal);
     }
     case 'commands.start': {
-      const spec = await commandSpec(ctx, 'start', req.name, {});
+      const { spec, asked } = await commandSpec(ctx, 'start', req.name, {});
       const proc = substitute(spec, {});
       await loadProcessSupport();
       // start is idempotent while the process runs: nothing new starts then, so nobody is asked.
-      if (!ctx.processes.status(ctx.owner, req.name as string, spec).running) {
+      if (!asked && !ctx.processes.status(ctx.owner, req.name as string, spec).running) {
         await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
       }
       return ctx.processes.start(ctx.owner, req.name as string, spec, proc);
     }
     case 'commands.status': {
-      const spec = await commandSpec(ctx, 'status', req.name, {});
+      const { spec } = await commandSpec(ctx, 'status', req.name, {});
       return ctx.processes.status(ctx.owner, req.name as string, spec);
     }
     case 'commands.stop': {
-      const spec = await commandSpec(ctx, 'stop', req.name, {});
+      const { spec } = await commandSpec(ctx, 'stop', req.name, {});
       return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
     case 'http.fetch':
@@ -120,11 +126,13 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       // The operator's grant, files and approvals first (fs-policy.ts), then the operation under what they leave.
     {
       const settings = ctx.fs ?? DEFAULT_FS;
-      const allow = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
+      const call: FsCall = { tool: ctx.tool.name, allow: ctx.tool.allow.fs, settings, slot: ctx.http, signal: extras.signal, written: ctx.written };
+      const verdict = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
         tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
-        protectedFiles: ctx.protectedFiles?.() ?? [], approve: ctx.approve,
+        protectedFiles: ctx.protectedFiles?.() ?? [], approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
+        listBelow: (path) => listBelow(path, call), // under what the tool declares: the manifest's check passed
       });
-      return performFs(kind, req, extras.body, { tool: ctx.tool.name, allow, settings, slot: ctx.http, signal: extras.signal });
+      return performFs(kind, req, extras.body, { ...call, allow: verdict.allow, inside: verdict.inside });
     }
   }
 }
