@@ -15,7 +15,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { call, kiln, kilnBin, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
-import { allowHint, decide, parseApprovals, pathMatches, question, safeTarget, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
+import { allowHint, decide, parseApprovals, pathMatches, question, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
 
 // ---- decide(), pure ----------------------------------------------------------------------------------------
 
@@ -123,9 +123,9 @@ test('what logs and errors show holds no argument values; the hint is a rule to 
   assert.equal(safeTarget({ op: 'fs.write', path: './out//a.txt', size: 12 }), 'out/a.txt (12 bytes)');
   assert.equal(safeTarget({ op: 'fs.rename', path: 'a', to: 'b' }), 'a -> b');
   // The human, who is the client's own user, sees the whole target and the size.
-  assert.equal(question('t', { op: 'fs.write', path: 'out/a.txt', size: 12 }), 'Tool "t" wants to write the file out/a.txt (12 bytes)');
+  assert.equal(question('t', { op: 'fs.write', path: 'out/a.txt', size: 12 }), 'Tool "t" wants to write the file "out/a.txt" (12 bytes)');
   assert.equal(question('t', { op: 'command', command: 'c', argv: ['git', 'log', 'a b'] }), 'Tool "t" wants to run command "c": git log "a b"');
-  assert.equal(question('t', { op: 'net', url: 'https://x.test/?q=1', method: 'put' }), 'Tool "t" wants to send an HTTP request: PUT https://x.test/?q=1');
+  assert.equal(question('t', { op: 'net', url: 'https://x.test/?q=1', method: 'put' }), 'Tool "t" wants to send an HTTP request: PUT "https://x.test/?q=1"');
   const input = { tool: 'notes.edit', extension: EXT, op: 'command', command: 'touch', argv: ['touch', 'x'] };
   const s = settings({ preset: 'strict' });
   assert.equal(allowHint(input, s, decide(input, s)),
@@ -155,6 +155,28 @@ test('[approvals] in kiln.toml is checked key by key', () => {
     [{ rules: [{ verdict: 'allow', glob: 'x' }] }, /unknown key "glob"/],
     [{ timeoutMs: 0 }, /timeoutMs must be a positive integer/],
   ]) assert.throws(() => parse(v), msg, JSON.stringify(v));
+});
+
+test('every guest value is shown quoted and escaped; the question stays one line', () => {
+  assert.equal(shown('a"b\\c\nd\u001b[1m\u202e\u2028\u00a0e \u00e9\u{e0041}'), '"a\\"b\\\\c\\nd\\u001b[1m\\u202e\\u2028\\u00a0e \u00e9\\u{e0041}"');
+  const q = question('t', { op: 'command', command: 'c\nExtension: x', argv: ['echo', 'a\u202eb'] });
+  assert.equal(q, 'Tool "t" wants to run command "c\\nExtension: x": echo "a\\u202eb"');
+  assert.equal(question('t', { op: 'fs.delete', path: 'd', inside: ['d/.env'] }), 'Tool "t" wants to delete "d" and the 1 entry below it ("d/.env")');
+});
+
+test('a path is judged as the file operation touches it; a rule on a name covers what a removal or move takes along', () => {
+  const s = settings({ default: 'require', rules: [{ path: ['.env*'], verdict: 'deny' }, { path: ['out/'], verdict: 'allow' }] });
+  const at = (r) => decide({ tool: 't', extension: EXT, ...r }, s).verdict;
+  assert.equal(at({ op: 'fs.write', path: 'out/a' }), 'allow');
+  assert.equal(at({ op: 'fs.write', path: 'out\\..\\run.sh' }), 'require', 'a backslash is part of a name at the root');
+  assert.equal(at({ op: 'fs.delete', path: 'out/cfg', inside: ['out/cfg/.env'] }), 'deny');
+  assert.equal(at({ op: 'fs.rename', path: 'out/cfg', to: 'out/x', inside: ['out/cfg/.env'] }), 'deny');
+  assert.equal(at({ op: 'fs.rename', path: 'out/a', to: 'out/.env' }), 'deny');
+  assert.equal(at({ op: 'fs.delete', path: 'out/cfg', inside: ['out/cfg/a'] }), 'allow');
+  const parse = (v) => parseApprovals(v, (k) => k, (p) => p);
+  assert.deepEqual([parse({}).maxQuestionsPerCall, parse({}).maxOpenQuestionsPerSession], [16, 1]);
+  assert.equal(parse({ maxQuestionsPerCall: 3, maxOpenQuestionsPerSession: 2 }).maxQuestionsPerCall, 3);
+  assert.throws(() => parse({ maxQuestionsPerCall: 0 }), /\[approvals\] maxQuestionsPerCall must be an integer from 1 to 10000/);
 });
 
 // ---- through a real MCP client -------------------------------------------------------------------------------
@@ -379,19 +401,19 @@ test('net: the first hop and each redirect to a new origin are asked; a refused 
   const before = srv.hits.length;
   queue.push({ action: 'decline' });
   assert.equal((await call(client, 'ap.fetch', { url: `${srv.base}/hello?q=QUERY-MARK` })).text,
-    `PermissionError: tool "ap.fetch" may not send GET ${srv.base}/hello: the human declined`);
+    `PermissionError: tool "ap.fetch" may not send GET "${srv.base}/hello": the human declined`);
   assert.equal(srv.hits.length, before, 'the declined request never reached the server');
 
   queue.push(accept('once'));
   assert.equal((await call(client, 'ap.fetch', { url: `${srv.base}/hello` })).text, '200');
   assert.equal(srv.count('/hello'), 1);
-  assert.match(asked[1].message, new RegExp(`wants to send an HTTP request: GET ${srv.base}/hello\n`));
+  assert.match(asked[1].message, new RegExp(`wants to send an HTTP request: GET "${srv.base}/hello"\n`));
 
   // A redirect to another origin is asked again; declined, the second hop is never made.
   const to = `http://localhost:${srv.port}/hello`;
   queue.push(accept('once'), { action: 'decline' });
   const r = await call(client, 'ap.fetch', { url: `${srv.base}/redirect?to=${encodeURIComponent(to)}` });
-  assert.equal(r.text, `PermissionError: tool "ap.fetch" may not send GET http://localhost:${srv.port}/hello: the human declined`);
+  assert.equal(r.text, `PermissionError: tool "ap.fetch" may not send GET "http://localhost:${srv.port}/hello": the human declined`);
   assert.equal(srv.count('/redirect'), 1, 'the approved first hop was made');
   assert.equal(srv.count('/hello'), 1, 'the declined hop was not');
   // A redirect within the approved origin is not asked again.
@@ -407,14 +429,14 @@ test('browser: page.goto is asked for; a declined page is never loaded', { timeo
   const { client, asked } = await serve(t, c.file, answers(queue));
   queue.push({ action: 'decline' });
   assert.equal((await call(client, 'ap.page', { url: `${srv.base}/echo?page=1` })).text,
-    `PermissionError: tool "ap.page" may not load ${srv.base}/echo in its browser: the human declined`);
+    `PermissionError: tool "ap.page" may not load "${srv.base}/echo" in its browser: the human declined`);
   assert.equal(srv.count('/echo'), 0, 'the declined page was never requested');
   queue.push(accept('session'));
   assert.equal((await call(client, 'ap.page', { url: `${srv.base}/echo?page=2` })).text, '200');
   assert.equal((await call(client, 'ap.page', { url: `${srv.base}/echo?page=3` })).text, '200');
   assert.equal(srv.count('/echo'), 2);
   assert.equal(asked.length, 2, 'the session answer covers the origin');
-  assert.match(asked[1].message, new RegExp(`wants to load a page in its browser: ${srv.base}/echo\\?page=2\n`));
+  assert.match(asked[1].message, new RegExp(`wants to load a page in its browser: "${srv.base}/echo\\?page=2"\n`));
 });
 
 test('waiting for a human does not count against the call\'s timeoutMs (nor its callers\')', { timeout: 90_000 }, async (t) => {

@@ -1,0 +1,189 @@
+// Approvals (issue 28 items 5, 6 and the approvals and fs-bytes parts of 14): the question a human is asked cannot
+// be forged by what the guest controls; approvals judge the exact path the file operation touches, and a rule on
+// a name covers every operation that would remove or move a matching file; one call cannot flood the human with
+// questions nor the disk with bytes; one operation puts at most one question. Each attack runs a real
+// `kiln mcp --config` with a real MCP client (one that answers elicitations where the attack needs a human) and
+// asserts the refusal and the absence of its side effect on disk.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, mcp } from '../helpers.mjs';
+import { attack, sources } from './harness.mjs';
+
+const EXT = `
+const run = async (fs, a) => {
+  try {
+    if (a.op === 'rename') await fs.rename(a.path, a.to);
+    else if (a.op === 'writeFile' || a.op === 'appendFile') await fs[a.op](a.path, a.data);
+    else await fs[a.op](a.path, a.options);
+    return 'done';
+  } catch (e) {
+    return e.name + ': ' + e.message;
+  }
+};
+defineTool({ name: 'ap.op', exposeAsTool: true, allow: { fs: { read: ['.'], write: ['.'] } }, handler: ({ fs, args }) => run(fs, args) });
+// n writes at once, as Promise.all over many files does; how each ended.
+defineTool({ name: 'ap.many', exposeAsTool: true, timeoutMs: 600000, allow: { fs: { write: ['out'] } }, handler: async ({ fs, args }) => {
+  const ends = await Promise.all(Array.from({ length: args.n }, (_, i) => run(fs, { op: 'writeFile', path: 'out/f' + i, data: 'x' })));
+  const counts = {};
+  for (const e of ends) { const k = e === 'done' ? 'done' : e.slice(0, 300); counts[k] = (counts[k] || 0) + 1; }
+  return counts;
+} });
+// Appends args.chunk bytes args.n times to one file, one after another; how each ended.
+defineTool({ name: 'ap.append', exposeAsTool: true, timeoutMs: 600000, allow: { fs: { write: ['out'] } }, handler: async ({ fs, args }) => {
+  const data = 'y'.repeat(args.chunk);
+  const ends = [];
+  for (let i = 0; i < args.n; i++) ends.push(await run(fs, { op: 'appendFile', path: 'out/big', data }));
+  return ends;
+} });
+defineTool({ name: 'ap.cmd', exposeAsTool: true, allow: { commands: { echo: { run: ['echo', '\${word}'] } } },
+  handler: async ({ commands, args }) => { try { await commands.run('echo', { word: args.word }); return 'ran'; } catch (e) { return e.name + ': ' + e.message; } } });
+`;
+
+/** A workspace (ws/) with the extension and kiln.toml; `files`: more files under ws/. */
+function workspace(t, toml, files = {}) {
+  const dir = sources(t, { 'ext/ap.js': EXT, ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`ws/${k}`, v])) });
+  mkdirSync(join(dir, 'ws/out'), { recursive: true });
+  writeFileSync(join(dir, 'kiln.toml'), `extensions = ["ext"]\n[fs]\nroot = "ws"\n${toml}\n`);
+  return dir;
+}
+
+/** `kiln mcp --config` on `dir`'s kiln.toml; with `answer`, the client declares form elicitation and answers each
+ *  question with it. `asked`: every question's message; `open`/`maxOpen`: questions unanswered at once. */
+async function serveWs(t, dir, answer) {
+  const seen = { asked: [], open: 0, maxOpen: 0 };
+  const s = await mcp(t, ['--config', join(dir, 'kiln.toml')], {
+    beforeConnect: (client) => {
+      if (!answer) return;
+      client.registerCapabilities({ elicitation: { form: {} } });
+      client.setRequestHandler('elicitation/create', async (req) => {
+        seen.asked.push(req.params.message);
+        seen.open++;
+        seen.maxOpen = Math.max(seen.maxOpen, seen.open);
+        try {
+          return await answer(req.params);
+        } finally {
+          seen.open--;
+        }
+      });
+    },
+  });
+  return { ...s, seen };
+}
+
+const decline = async () => ({ action: 'decline' });
+
+// ---- item 5: the question cannot be forged -----------------------------------------------------------------
+
+const FORGED = 'x\nExtension: ./trusted-formatter.ts (sha256 0123456789ab…)\nAsked because of kiln\'s preset strict. Choose Allow\u001b[2K\u001b[1A\u202e\u2066';
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/u;
+
+/** The fixed lines of kiln's question: each appears once, at its place, and no guest character is raw. */
+function assertUnforged(message) {
+  const lines = message.split('\n');
+  assert.equal(lines.length, 3, `the question has kiln's three lines and no more: ${JSON.stringify(message)}`);
+  assert.match(lines[0], /^Tool "ap\.\w+" wants to /);
+  assert.match(lines[1], /^Extension: \S*ap\.js \(sha256 [0-9a-f]{12}…\)$/, 'the extension line is kiln\'s own');
+  assert.match(lines[2], /^Asked because of kiln's preset strict: [^\n]+\. Decline to refuse it\.$/);
+  for (const line of lines) assert.equal(CONTROL.test(line), false, `no control, bidi or line-breaking character is shown raw: ${JSON.stringify(line)}`);
+}
+
+attack('approval-forged-path', 'a file path with newlines, ANSI escapes and bidi controls writes fake lines into the approval question', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"');
+  const { client, seen } = await serveWs(t, dir, decline);
+  const r = await call(client, 'ap.op', { op: 'writeFile', path: `out/${FORGED}`, data: 'pwned' });
+  assert.match(r.text, /^PermissionError: .*the human declined$/s);
+  assert.equal(seen.asked.length, 1);
+  assertUnforged(seen.asked[0]);
+  assert.ok(seen.asked[0].includes('\\n') && seen.asked[0].includes('\\u001b') && seen.asked[0].includes('\\u202e'), 'shown escaped, visibly');
+  assert.match(seen.asked[0].split('\n')[0], /^Tool "ap\.op" wants to write the file "out\/x\\nExtension: .*" \(5 bytes\)$/, 'quoted');
+  assert.deepEqual(readdirSync(join(dir, 'ws/out')), [], 'nothing was written');
+});
+
+attack('approval-forged-argv', 'a command argument with a newline, ANSI escapes and U+202E writes fake lines into the approval question', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"');
+  const { client, seen } = await serveWs(t, dir, decline);
+  const r = await call(client, 'ap.cmd', { word: FORGED });
+  assert.match(r.text, /^PermissionError: .*the human declined$/s);
+  assert.equal(seen.asked.length, 1);
+  assertUnforged(seen.asked[0]);
+  assert.ok(seen.asked[0].includes('\\u202e'), 'U+202E shown escaped');
+});
+
+// ---- item 6: the path judged is the path touched -------------------------------------------------------------
+
+attack('approval-backslash-path', 'under a rule allowing out/, "out\\\\..\\\\run.sh" is written at the workspace root with nobody asked', async (t) => {
+  const dir = workspace(t, '[approvals]\ndefault = "require"\nrules = [{ path = ["out/"], verdict = "allow" }]');
+  const { client } = await serveWs(t, dir); // cannot be asked
+  const r = await call(client, 'ap.op', { op: 'writeFile', path: 'out\\..\\run.sh', data: '#!/bin/sh\n' });
+  assert.match(r.text, /^PermissionError: tool "ap\.op" may not write "out\\\\\.\.\\\\run\.sh" \(10 bytes\) without a human's approval \(default requires it\)/);
+  assert.deepEqual(readdirSync(join(dir, 'ws')).sort(), ['out'], 'nothing was written at the workspace root');
+  assert.deepEqual(readdirSync(join(dir, 'ws/out')), []);
+  // The rule still lets out/ itself through.
+  assert.equal((await call(client, 'ap.op', { op: 'writeFile', path: 'out/ok.txt', data: 'ok' })).text, 'done');
+});
+
+for (const [id, what, args] of [
+  ['approval-rm-dir-env', 'rm -r of the directory that holds it', { op: 'rm', path: 'config', options: { recursive: true } }],
+  ['approval-rename-dir-env', 'renaming the directory that holds it', { op: 'rename', path: 'config', to: 'moved' }],
+  ['approval-rename-onto-env', 'renaming another file onto its name', { op: 'rename', path: 'config/x.txt', to: 'config/.env' }],
+]) {
+  attack(id, `a deny rule on .env* is walked around by ${what}`, async (t) => {
+    const dir = workspace(t, '[approvals]\nrules = [{ id = "no env", path = [".env*"], verdict = "deny" }]', { 'config/.env': 'TOKEN=1', 'config/x.txt': 'x' });
+    const { client } = await serveWs(t, dir);
+    const r = await call(client, 'ap.op', args);
+    assert.match(r.text, /^PermissionError: tool "ap\.op" may not (delete|rename) .*approvals\.rules\[0\] "no env" denies it/);
+    assert.ok(existsSync(join(dir, 'ws/config/.env')), 'the .env file is still there');
+    assert.ok(existsSync(join(dir, 'ws/config/x.txt')));
+    assert.equal(existsSync(join(dir, 'ws/moved')), false);
+    // A directory without a match is not held by the rule.
+    assert.equal((await call(client, 'ap.op', { op: 'mkdir', path: 'plain/sub', options: { recursive: true } })).text, 'done');
+    assert.equal((await call(client, 'ap.op', { op: 'rm', path: 'plain', options: { recursive: true } })).text, 'done');
+    assert.equal(existsSync(join(dir, 'ws/plain')), false);
+  });
+}
+
+// ---- item 14: floods ---------------------------------------------------------------------------------------
+
+attack('approval-question-flood', 'one call puts 200 approval questions to the human, 51 of them open at once', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"');
+  const { client, seen } = await serveWs(t, dir, decline);
+  const r = await call(client, 'ap.many', { n: 200 });
+  assert.equal(r.isError, false, r.text);
+  const counts = r.json;
+  assert.ok(seen.asked.length <= 16, `at most [approvals] maxQuestionsPerCall (16) asked, not ${seen.asked.length}`);
+  assert.ok(seen.maxOpen <= 1, `at most [approvals] maxOpenQuestionsPerSession (1) open at once, not ${seen.maxOpen}`);
+  const refused = Object.entries(counts).filter(([k]) => k.includes('[approvals] maxQuestionsPerCall'));
+  assert.equal(refused.reduce((n, [, c]) => n + c, 0), 200 - seen.asked.length, JSON.stringify(counts));
+  assert.deepEqual(readdirSync(join(dir, 'ws/out')), [], 'nothing was written');
+});
+
+attack('approval-write-bytes-per-call', 'one call writes far past the per-operation limit, one operation at a time', async (t) => {
+  const dir = workspace(t, 'maxWriteBytesPerCall = 1048576');
+  const { client } = await serveWs(t, dir);
+  const r = await call(client, 'ap.append', { chunk: 256 * 1024, n: 12 });
+  assert.equal(r.isError, false, r.text);
+  assert.deepEqual(r.json.slice(0, 4), ['done', 'done', 'done', 'done']);
+  for (const e of r.json.slice(4)) assert.match(e, /\[fs\] maxWriteBytesPerCall/);
+  assert.equal(statSync(join(dir, 'ws/out/big')).size, 1024 * 1024, 'the file did not grow past the bound');
+});
+
+attack('approval-write-bytes-per-session', 'calls one after another write past the per-session bound', async (t) => {
+  const dir = workspace(t, 'maxWriteBytesPerSession = 1048576');
+  const { client } = await serveWs(t, dir);
+  assert.deepEqual((await call(client, 'ap.append', { chunk: 512 * 1024, n: 2 })).json, ['done', 'done']);
+  const r = await call(client, 'ap.append', { chunk: 1, n: 1 });
+  assert.match(r.json[0], /\[fs\] maxWriteBytesPerSession/);
+  assert.equal(statSync(join(dir, 'ws/out/big')).size, 1024 * 1024, 'the file did not grow past the bound');
+});
+
+// ---- issue 31: one operation, one question ------------------------------------------------------------------
+
+attack('approval-one-question', 'one file write in mode "ask" puts two questions (the grant, then the rule); answering the first is not enough', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"\n[policy]\nmode = "ask"\n[grants."ext/ap.js"]\nfs = { write = ["elsewhere"] }');
+  const { client, seen } = await serveWs(t, dir, async () => (seen.asked.length === 1 ? { action: 'accept', content: { allow: 'once' } } : { action: 'decline' }));
+  const r = await call(client, 'ap.op', { op: 'writeFile', path: 'out/a.txt', data: 'a' });
+  assert.equal(seen.asked.length, 1, `one question: ${JSON.stringify(seen.asked)}`);
+  assert.equal(r.text, 'done');
+  assert.ok(existsSync(join(dir, 'ws/out/a.txt')));
+});
