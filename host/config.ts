@@ -64,11 +64,14 @@
 //   default = "allow"           # the verdict when no rule matches: "allow" | "require" | "deny"
 //   store = "kiln-approvals.json"  # relative to this file: where "always" answers are kept
 //   timeoutMs = 300000          # how long a human is waited for
+//   maxQuestionsPerCall = 16    # questions one call may put; more are refused without asking
+//   maxOpenQuestionsPerSession = 1  # questions of one session open at once; more wait their turn
 //   [[approvals.rules]]         # in order, before the preset's; the first that matches decides
 //   op = ["command"]            # and/or tool, extension, path, host, command, minSize, maxSize
 //   verdict = "require"         # "allow" | "require" | "deny"
 //   [fs]                        # allow.fs (capabilities/fs.ts, which reads this section)
 //   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
+//   maxWriteBytesPerCall = 67108864       # bytes one call may write; also maxWriteBytesPerSession, maxWriteBytes, ...
 //
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)

@@ -575,7 +575,9 @@ test('annotations and kiln_extensions show allow.fs: a write prefix makes a tool
   assert.equal(hints('fs.ro').readOnlyHint, true);
   assert.equal(hints('fs.ro').openWorldHint, false);
   const report = (await call(client, 'kiln_extensions')).json;
-  assert.deepEqual(report.operator.fs, { root: ws, maxReadBytes: 1024, maxWriteBytes: 1024, maxReaddirEntries: 50 });
+  assert.deepEqual(report.operator.fs, {
+    root: ws, maxReadBytes: 1024, maxWriteBytes: 1024, maxWriteBytesPerCall: 64 * 1024 * 1024, maxWriteBytesPerSession: 1024 ** 3, maxReaddirEntries: 50,
+  });
   const op = report.extensions.flatMap((e) => e.tools).find((x) => x.name === 'fs.op');
   assert.deepEqual(op.allow.fs, { read: ['data', 'out', 'ro', 'lnk'], write: ['out', 'lnk'] });
   assert.deepEqual([op.declared['fs.read'], op.declared['fs.write']], [op.allow.fs.read, op.allow.fs.write]);
@@ -618,6 +620,8 @@ test('allow.fs and [fs] are validated: unknown keys, absolute prefixes, ".." and
   for (const [section, message] of [
     ['[fs]\nbogus = 1', /\[fs\] has an unknown key "bogus"/],
     ['[fs]\nmaxReadBytes = 0', /\[fs\] maxReadBytes must be a positive integer/],
+    ['[fs]\nmaxWriteBytesPerCall = 0', /\[fs\] maxWriteBytesPerCall must be a positive integer up to 1 GiB/],
+    ['[fs]\nmaxWriteBytesPerSession = 1.5', /\[fs\] maxWriteBytesPerSession must be a positive integer up to 1 TiB/],
     ['[fs]\nroot = 5', /\[fs\] root must be a directory path/],
     ['fs = 1', /\[fs\] must be a table/],
   ]) {
