@@ -217,7 +217,10 @@ export class ApprovalGate {
       waitResume?.();
     }
     try {
-      if (remembered()) return; // answered "for this session" (or "always") while this one waited
+      if (remembered()) { // answered "for this session" (or "always") while this one waited: not asked
+        if (s.call) s.call.questions--;
+        return;
+      }
       await this.ask(request, s, decided, what, key, target, record);
     } finally {
       release();

@@ -691,7 +691,11 @@ export class FsCaller {
   async listBelow(path: unknown): Promise<string[]> {
     return this.run('scandir', 'write', path, async () => {
       const rel = lexicalPath('write', path, this.who);
-      const e = await this.entry('write', path as string);
+      const e = await this.entry('write', path as string).catch((err) => {
+        if (err?.code === 'ENOENT' || err?.code === 'ENOTDIR') return undefined; // nothing there: the operation says so
+        throw err;
+      });
+      if (!e) return [];
       try {
         const out: string[] = [];
         await listEntries(FD(e.dir.fd), e.name, rel, 0, out, String(path), this.c.signal);

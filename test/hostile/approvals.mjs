@@ -180,10 +180,15 @@ attack('approval-write-bytes-per-session', 'calls one after another write past t
 // ---- issue 31: one operation, one question ------------------------------------------------------------------
 
 attack('approval-one-question', 'one file write in mode "ask" puts two questions (the grant, then the rule); answering the first is not enough', async (t) => {
-  const dir = workspace(t, '[approvals]\npreset = "strict"\n[policy]\nmode = "ask"\n[grants."ext/ap.js"]\nfs = { write = ["elsewhere"] }');
+  const dir = workspace(t, '[approvals]\npreset = "strict"\nrules = [{ id = "no env", path = [".env*"], verdict = "deny" }]\n[policy]\nmode = "ask"\n[grants."ext/ap.js"]\nfs = { write = ["elsewhere"] }');
   const { client, seen } = await serveWs(t, dir, async () => (seen.asked.length === 1 ? { action: 'accept', content: { allow: 'once' } } : { action: 'decline' }));
   const r = await call(client, 'ap.op', { op: 'writeFile', path: 'out/a.txt', data: 'a' });
   assert.equal(seen.asked.length, 1, `one question: ${JSON.stringify(seen.asked)}`);
   assert.equal(r.text, 'done');
   assert.ok(existsSync(join(dir, 'ws/out/a.txt')));
+  // A deny rule holds without a question, also for a use the grant does not list.
+  const denied = await call(client, 'ap.op', { op: 'writeFile', path: 'out/.env', data: 'a' });
+  assert.match(denied.text, /^PermissionError: .*approvals\.rules\[0\] "no env" denies it/);
+  assert.equal(seen.asked.length, 1, 'nobody was asked');
+  assert.equal(existsSync(join(dir, 'ws/out/.env')), false);
 });
