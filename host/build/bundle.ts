@@ -7,7 +7,7 @@ import commonjsPlugin from '@rollup/plugin-commonjs';
 import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import sucrasePlugin from '@rollup/plugin-sucrase';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
@@ -32,7 +32,9 @@ export interface Bundle {
   code: string;
   /** Source map (v3) whose sources are relative to the extension's directory. */
   map: { version: number; sources: string[]; mappings: string; names: string[] };
-  /** Every file the bundle read (the entry, its imports, the packages' files): what a build cache checks. */
+  /** Every file the bundle read (the entry, its imports, the packages' files, and the package.json that
+   *  decided how each of them resolves): what a build cache checks, and what no tool may rewrite while the
+   *  extension is served (registry.ts, capabilities/fs-policy.ts). */
   inputs: string[];
 }
 
@@ -165,6 +167,25 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   };
 }
 
+/** `files` and, for each, the nearest package.json above it: the resolver read it (a package's main, exports
+ *  and browser map; the browser map of the author's own directory too), so it decided what the bundle holds. */
+function withManifests(files: string[]): string[] {
+  const out = new Set(files);
+  const seen = new Set<string>();
+  for (const f of files) {
+    for (let dir = dirname(f); !seen.has(dir); dir = dirname(dir)) {
+      seen.add(dir);
+      const manifest = join(dir, 'package.json');
+      if (existsSync(manifest)) {
+        out.add(manifest);
+        break;
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return [...out];
+}
+
 /** What a bundle of generated code needs (kiln bdd's image: host/bdd/image.ts). */
 export interface BundleOptions {
   /** Modules with no file behind them: id → code. The entry may be one (its id a path in `root`). */
@@ -234,7 +255,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       file: resolve(base, basename(entry) + '.bundle.js'),
     });
     const chunk = output[0];
-    const inputs = build.watchFiles.filter((id) => !id.startsWith('\0') && isAbsolute(id));
+    const inputs = withManifests(build.watchFiles.filter((id) => !id.startsWith('\0') && isAbsolute(id)));
     return { code: chunk.code, map: JSON.parse(chunk.map!.toString()), inputs };
   } catch (e: any) {
     // Whatever rollup or a plugin throws, at any stage, fails this file with a message, never the process.
