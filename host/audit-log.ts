@@ -34,6 +34,9 @@ export type AuditRecord =
    *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
    *  error); an earlier answer that covered it ("remembered"); a required approval nobody could be asked for
    *  ("unasked"). `target` is approvals.ts `safeTarget`: no argument values. */
+  /** A source whose (re)build would read a file a guest wrote through allow.fs was refused (registry.ts):
+   *  `input` that file, `writtenBy` and `tool` who wrote it. */
+  | { type: 'build'; extension: string; verdict: 'deny'; input: string; writtenBy: string; tool: string; reason: string }
   | (AuditSubject & {
     type: 'approval'; event: 'decision' | 'asked' | 'answered' | 'remembered' | 'unasked'; op: string; target: string;
     verdict?: 'allow' | 'require' | 'deny'; rule?: string; answer?: string; durationMs?: number;

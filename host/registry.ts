@@ -1,6 +1,9 @@
 // The loaded extensions and their tools, and calling a tool in a session.
 //
 // One bad file never stops the others: its failure is recorded and reported, the rest load.
+// A source is served only as the code the operator reviewed: the files its build read stay out of every tool's
+// reach while it is loaded (buildInputs, capabilities/fs-policy.ts), and a (re)build that would read a file a
+// guest wrote through allow.fs is refused and reported (build/guest-writes.ts), the last good build serving on.
 // Tool names are unique across everything loaded; a later duplicate, or a name that collides with a
 // built-in tool, is not exposed and is reported.
 import { readFileSync } from 'node:fs';
@@ -9,6 +12,8 @@ import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder, Built } from './build/artifact.js';
 import { BUILD_CACHE, BuildCache } from './build/cache.js';
 import { cacheDir } from './paths.js';
+import { real } from './build/containment.js';
+import { GuestWrites, MAX_TRACKED } from './build/guest-writes.js';
 import { CONFIG_NAMES } from './config-file.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
@@ -20,7 +25,7 @@ import { ApprovalGate, type AskVia, type CallQuestions } from './approval-gate.j
 import type { WriteCount } from './capabilities/fs.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
 import type { GuestHandle } from './engine/remote.js';
-import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
+import { CancelledError, cancelledMessage, CpuLimitError, ExtensionLoadError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from './errors.js';
 import { SecretStore } from './capabilities/secrets.js';
 import { cpuBudget, guestMemory } from './limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
@@ -43,6 +48,8 @@ export interface LoadedExtension {
   /** Loaded as this host kind instead of the session's (the script guest is "script", kiln bdd's "bdd"). */
   hostKind?: 'script' | 'bdd';
   artifact: OpenArtifact;
+  /** A source's build inputs (real paths): the entry, its imports, its packages' files and package.json. */
+  inputs?: string[];
   /** How the operator's grants name the file a tool comes from, when that is not this one (kiln bdd's image
    *  holds many files: host/bdd/image.ts). */
   toolIdentity?(tool: string): ExtensionIdentity | undefined;
@@ -116,6 +123,10 @@ export class Registry {
   }
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly buildCache: BuildCache;
+  /** What guests wrote through allow.fs, for the server's life: a reload shares it (build/guest-writes.ts). */
+  guestWrites = new GuestWrites();
+  /** buildInputs(), made on first use after the loaded extensions change. */
+  private inputOwners?: Map<string, string>;
 
   /** The operator's settings in force. One object for the server's life, shared with its sessions: a changed
    *  config (mcp/config-watch.ts) is applied into it (`applyPolicy`), so every later decision reads the new one. */
@@ -153,7 +164,7 @@ export class Registry {
     const files = discover(paths, exclude);
     // Sources whose build is on disk unchanged are used as they are; the others are built all at once, on a
     // pool of worker threads (build/pool.ts) when there are several.
-    const cached = new Map<string, Uint8Array>();
+    const cached = new Map<string, { bytes: Uint8Array; inputs: string[] }>();
     const misses: string[] = [];
     for (const f of files) {
       if (extname(f) === '.wasm') continue;
@@ -194,12 +205,19 @@ export class Registry {
     const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.oneShot);
     next.audit = this.audit;
     next.approvals = this.approvals;
+    next.guestWrites = this.guestWrites;
     await next.load(paths, exclude);
+    let kept = false;
     for (const f of next.failures) {
       const good = this.extensions.find((e) => e.file === f.file);
       if (!good) continue;
       await next.add(good);
       next.warnings.push(`${f.file}: its last good version keeps serving`);
+      kept = true;
+    }
+    if (kept) { // a key that named nothing before the last good versions joined may name one now
+      next.warnings.splice(0, next.warnings.length, ...next.warnings.filter((w) => !w.startsWith('kiln.toml [')));
+      next.warnUnmatchedKeys();
     }
     const exposed = (r: Registry) => JSON.stringify([...r.tools.values()].filter((t) => t.manifest.exposeAsTool).map((t) => [t.manifest, t.extension.artifact.sha256]));
     const changed = exposed(this) !== exposed(next);
@@ -208,6 +226,7 @@ export class Registry {
     this.warnings.splice(0, this.warnings.length, ...next.warnings);
     this.tools.clear();
     for (const [k, v] of next.tools) this.tools.set(k, v);
+    this.inputOwners = undefined;
     this.sourcePaths = next.sourcePaths;
     return changed;
   }
@@ -232,6 +251,16 @@ export class Registry {
     ];
   }
 
+  /** Every file a loaded extension's build read (real paths), with the extension file that read it: what no
+   *  tool may write (capabilities/fs-policy.ts). */
+  buildInputs(): ReadonlyMap<string, string> {
+    if (!this.inputOwners) {
+      this.inputOwners = new Map();
+      for (const e of this.extensions) for (const input of e.inputs ?? []) if (!this.inputOwners.has(input)) this.inputOwners.set(input, e.file);
+    }
+    return this.inputOwners;
+  }
+
   /** The paths `load` was given (files and directories). */
   private sourcePaths: string[] = [];
 
@@ -245,15 +274,10 @@ export class Registry {
     this.warnUnmatched();
   }
 
-  /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently). */
+  /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently); and a
+   *  declared secret that cannot be used. */
   private warnUnmatched(): void {
-    const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));
-    const tables: [string, Record<string, unknown>][] = [['[grants]', this.policy.grants.extensions], ['[limits.memory]', this.policy.limits.memory]];
-    for (const [section, table] of tables) {
-      for (const key of Object.keys(table)) {
-        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${section === '[grants]' ? this.policy.grants.spelled[key] ?? key : key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
-      }
-    }
+    this.warnUnmatchedKeys();
     // A declared secret the operator did not configure (or whose variable is unset): its tool's calls will fail.
     for (const e of this.extensions) {
       for (const t of e.artifact.manifest.tools) {
@@ -263,14 +287,26 @@ export class Registry {
     }
   }
 
+  private warnUnmatchedKeys(): void {
+    const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));
+    const tables: [string, Record<string, unknown>][] = [['[grants]', this.policy.grants.extensions], ['[limits.memory]', this.policy.limits.memory]];
+    for (const [section, table] of tables) {
+      for (const key of Object.keys(table)) {
+        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${section === '[grants]' ? this.policy.grants.spelled[key] ?? key : key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
+      }
+    }
+  }
+
   /** One file as a loaded extension: an artifact as it is; a source from its cached build (verified like any
-   *  artifact), or from `building` (the pool's build of it), or built here. */
-  private async open(file: string, cached?: Uint8Array, building?: Promise<Built>): Promise<LoadedExtension> {
+   *  artifact), or from `building` (the pool's build of it), or built here — unless its build reads a file a
+   *  guest wrote (reviewed). */
+  private async open(file: string, cached?: { bytes: Uint8Array; inputs: string[] }, building?: Promise<Built>): Promise<LoadedExtension> {
     const bytes = readFileSync(file);
     if (extname(file) === '.wasm') return { file, kind: 'artifact', artifact: await openArtifact(file, bytes, this.engine) };
     if (cached) {
+      const inputs = this.reviewed(file, cached.inputs);
       try {
-        return { file, kind: 'source', artifact: await openArtifact(file, cached, this.engine) };
+        return { file, kind: 'source', inputs, artifact: await openArtifact(file, cached.bytes, this.engine) };
       } catch {
         // an entry that does not verify is rebuilt
       }
@@ -280,8 +316,25 @@ export class Registry {
       this.builder ??= new (await import('./build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
       built = await this.builder.build(file);
     }
+    const inputs = this.reviewed(file, built.inputs);
     this.buildCache.store(file, built.bytes, built.inputs);
-    return { file, kind: 'source', artifact: await openArtifact(file, built.bytes, this.engine) };
+    return { file, kind: 'source', inputs, artifact: await openArtifact(file, built.bytes, this.engine) };
+  }
+
+  /** `inputs` as real paths, when none of them is a file a guest wrote through allow.fs; otherwise the build is
+   *  refused (an ExtensionLoadError naming the file and who wrote it, and an audit line). */
+  private reviewed(file: string, inputs: string[]): string[] {
+    const paths = [...new Set([file, ...inputs].map(real))];
+    const hit = this.guestWrites.writtenAmong(paths);
+    if (!hit) return paths;
+    const { input, by } = hit;
+    const reason = hit.overflow
+      ? `not rebuilt: guests wrote more than ${MAX_TRACKED} files through allow.fs (the last by ${by.extension}, tool "${by.tool}"), more than kiln tells apart, so it builds no source until the server restarts`
+      : `not rebuilt: its build would read ${input}, which ${by.extension} (tool "${by.tool}") wrote through allow.fs; ` +
+        'a grant is given to the code the operator reviewed, so no build runs a file a guest wrote. Review the file, then restart the server ' +
+        'to build it (or remove it, and the reviewed code builds again)';
+    this.audit?.write({ type: 'build', extension: file, verdict: 'deny', input, writtenBy: by.extension, tool: by.tool, reason: reason.slice(0, 500) });
+    throw new ExtensionLoadError(file, reason);
   }
 
   private async add(ext: LoadedExtension): Promise<void> {
@@ -299,6 +352,7 @@ export class Registry {
       return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs, ext.file)));
     })();
     this.extensions.push(ext);
+    this.inputOwners = undefined;
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
       const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;
       if (clash) {
@@ -402,6 +456,11 @@ export class Registry {
         written: { call: spent.written, session: sessionWritten },
         fs: this.policy.fs,
         protectedFiles: () => this.protectedFiles(), // made only when a file operation asks
+        buildInputs: () => this.buildInputs(),
+        guestWrote: (paths) => {
+          const by = { extension: ext.toolIdentity?.(inv.tool)?.file ?? ext.file, tool: inv.tool };
+          for (const p of paths) this.guestWrites.record(p, by);
+        },
       });
     }));
     if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts

@@ -1,9 +1,10 @@
 // Built sources, kept on disk between processes: starting `kiln mcp` on sources a second time costs what
 // starting on artifacts costs. An entry is keyed by the engine's id, the code of kiln's builder, and the
 // source's path; it records the sha256 of every file the build read (the entry, its imports, the package
-// files) and is used only while each still has that content. The cached artifact is then verified like any
-// artifact (openArtifact), after its own recorded sha256 — a truncated or altered entry is rebuilt, never
-// trusted. A cache directory that cannot be written is no cache.
+// files, the package.json files that decided their resolution) and is used only while each still has that
+// content; a hit gives those files back (the registry protects them while the source is served). The cached
+// artifact is then verified like any artifact (openArtifact), after its own recorded sha256 — a truncated or
+// altered entry is rebuilt, never trusted. A cache directory that cannot be written is no cache.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -50,14 +51,14 @@ export class BuildCache {
     return sha256(`${this.engineId}\0${builder()}\0${resolve(file)}`);
   }
 
-  /** The cached artifact for `file` if every input it was built from is unchanged. */
-  lookup(file: string): Uint8Array | undefined {
+  /** The cached artifact for `file`, with the files it was built from, if every one of them is unchanged. */
+  lookup(file: string): { bytes: Uint8Array; inputs: string[] } | undefined {
     const key = this.keyOf(file);
     try {
       const entry = JSON.parse(readFileSync(join(this.dir, `${key}.json`), 'utf8')) as Entry;
       for (const [path, hash] of entry.inputs) if (this.hashOf(path) !== hash) return undefined;
       const bytes = readFileSync(join(this.dir, `${key}.wasm`));
-      return sha256(bytes) === entry.artifactSha256 ? new Uint8Array(bytes) : undefined;
+      return sha256(bytes) === entry.artifactSha256 ? { bytes: new Uint8Array(bytes), inputs: entry.inputs.map(([path]) => path) } : undefined;
     } catch {
       return undefined; // no entry, an input gone, an unreadable or malformed entry: build again
     }

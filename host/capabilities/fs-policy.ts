@@ -4,15 +4,22 @@
 // say: the config file and its siblings kiln would read (they may hold grant env values), the approvals store
 // (a tool that could write it could approve itself), the audit log, the extension files and directories kiln
 // loads and its build cache (a tool that could rewrite another extension would take its grant), and /proc,
-// /sys and /dev (the server's own environment and memory). Judged on real paths, before the operation; what a
-// name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation inside the
-// prefix but not away from a protected file swapped into it.
+// /sys and /dev (the server's own environment and memory). Every file a loaded extension's build read (its
+// imports, its packages' files and package.json) is as protected from writing: a tool that rewrote one would run
+// its code under that extension's grant (reading them is allowed). Judged on real paths, before the operation;
+// what a name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation
+// inside the prefix but not away from a protected file swapped into it.
 //
 // Approvals judge the exact paths the operation touches: `lexicalPath`'s result, the one fs.ts resolves too,
 // and for rm -r or a rename of a directory every entry below it, as fs.ts lists it (`listBelow`); rm then
 // removes nothing it was not judged on (fs.ts). One operation puts at most one question: in mode "ask", a use
 // the grant does not list is asked together with what the rules say (approval-gate.ts), never twice.
-import { resolve } from 'node:path';
+//
+// The verdict also says which real paths the operation will write (a file written or appended, a rename's
+// target, the first directory mkdir makes): the caller records them (build/guest-writes.ts), so that no rebuild
+// runs a file a guest wrote under another extension's grant.
+import { lstatSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { real } from '../build/containment.js';
 import type { ApprovalRequest } from '../approvals.js';
 import { askFor, grantCheck, type Grants, type GrantKind, type NotGrantedError } from '../grants.js';
@@ -34,6 +41,9 @@ export interface FsPolicyContext {
   root: string;
   /** The operator's files no tool may touch (absolute paths). */
   protectedFiles: string[];
+  /** The files loaded extensions' builds read (real paths), each with the extension file whose build read it:
+   *  no tool may write them. */
+  buildInputs: ReadonlyMap<string, string>;
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
   /** Whether [approvals] judges operations at all (no [approvals]: nothing below a directory is listed). */
   judgesPaths: boolean;
@@ -42,11 +52,12 @@ export interface FsPolicyContext {
   listBelow(path: string): Promise<string[]>;
 }
 
-/** What the operation may do: the allow.fs it runs under, and the entries below its directory that approvals
- *  judged (rm -r removes no other). */
+/** What the operation may do: the allow.fs it runs under, the entries below its directory that approvals
+ *  judged (rm -r removes no other), and the real paths it will write (build/guest-writes.ts). */
 export interface FsVerdict {
   allow: FsAllow | undefined;
   inside?: string[];
+  writes: string[];
 }
 
 
@@ -60,7 +71,7 @@ const within = (path: string, dir: string) => path === dir || path.startsWith(di
 export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<FsVerdict> {
   const { access, op } = ACCESS[kind];
   const paths = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
-  if (!c.allow) return { allow: undefined }; // fs.ts refuses it, naming allow.fs
+  if (!c.allow) return { allow: undefined, writes: [] }; // fs.ts refuses it, naming allow.fs
   const declared = access === 'read' ? c.allow.read : c.allow.write;
   // The manifest first (its refusal names allow.fs); then the operator's files; then the grant.
   for (const p of paths) fsAllowed(access, p, declared, c.root, { tool: c.tool });
@@ -68,13 +79,22 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
   // Judged on real paths (a symlinked root or prefix included): the target may not be, hold, or lie under one
   // of the operator's files and trees.
   const protectedReal = c.protectedFiles.map(real);
+  const targets: string[] = [];
   for (const [i, rel] of rels.entries()) {
     const abs = real(resolve(c.root, rel));
+    targets.push(abs);
     if (SYSTEM_TREES.some((t) => within(abs, t))) {
       throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is in ${abs.split('/').slice(0, 2).join('/')}, which describes the server itself and is never served`, access, String(paths[i]));
     }
     if (protectedReal.some((f) => within(abs, f) || within(f, abs))) {
       throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is, holds or lies in one of the operator's files (the config, the approvals store, the audit log, the extensions kiln loads, the build cache), which no tool may touch`, access, String(paths[i]));
+    }
+    const input = access === 'write' ? buildInputAt(abs, c.buildInputs) : undefined;
+    if (input) {
+      const [file, extension] = input;
+      const shown = (p: string) => shownPath(p, real(c.root));
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: ${file === abs ? 'it is' : `it holds ${shown(file)}, which is`} read by the build of ${shown(extension)}, ` +
+        'a loaded extension; no tool may change the code an extension\'s grant was given to (no setting allows it: the operator edits such files by hand)', access, String(paths[i]));
     }
   }
   let effective = declared;
@@ -99,7 +119,36 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
   await c.approve(request(op, rels, size, inside), refusal && askFor(refusal));
   // After a human allowed a use the grant does not list, the operation runs under what the tool declares.
   const allow = access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
-  return inside ? { allow, inside } : { allow };
+  const writes = written(kind, targets, real(c.root));
+  return inside ? { allow, inside, writes } : { allow, writes };
+}
+
+/** The build input `abs` is, or one a directory `abs` holds, with the extension whose build read it. */
+function buildInputAt(abs: string, inputs: ReadonlyMap<string, string>): [string, string] | undefined {
+  const own = inputs.get(abs);
+  if (own) return [abs, own];
+  for (const entry of inputs) if (within(entry[0], abs)) return entry;
+  return undefined;
+}
+
+/** The real paths an allowed operation on `targets` puts a guest's content at: the file written or appended,
+ *  a rename's target (a file, or a directory and all it holds), the first directory mkdir creates (none when it
+ *  exists: mkdir -p of an existing directory writes nothing). rm and reads write nothing. */
+function written(kind: FsOp, targets: string[], root: string): string[] {
+  if (kind === 'fs.writeFile' || kind === 'fs.appendFile') return [targets[0]];
+  if (kind === 'fs.rename') return [targets[1]];
+  if (kind !== 'fs.mkdir') return [];
+  let first: string | undefined;
+  for (let p = targets[0]; within(p, root) && p !== root && !exists(p); p = dirname(p)) first = p;
+  return first ? [first] : [];
+}
+
+const exists = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+
+/** A path as a guest may see it: relative to the workspace root when inside it (never the host's root). */
+function shownPath(p: string, root: string): string {
+  const rel = relative(root, p);
+  return rel && !rel.startsWith('..') && !rel.startsWith(sep) ? JSON.stringify(rel) : JSON.stringify(p.slice(p.lastIndexOf(sep) + 1));
 }
 
 function request(op: ApprovalRequest['op'], rels: string[], size: number | undefined, inside: string[] | undefined): ApprovalRequest {

@@ -44,6 +44,10 @@ export interface CapabilityContext {
   fs?: FsSettings;
   /** The operator's files no tool may read or write through allow.fs (fs-policy.ts). */
   protectedFiles?: () => string[];
+  /** The files loaded extensions' builds read (real paths) → the extension file: no tool may write them. */
+  buildInputs?: () => ReadonlyMap<string, string>;
+  /** Told the real paths an allowed fs operation is about to write, before it runs (build/guest-writes.ts). */
+  guestWrote?: (paths: string[]) => void;
   /**
    * The operator's [approvals] verdict on one operation of this tool (approvals.ts), asking a human when it
    * is "require". Call it after the capability's own checks passed and before anything of the operation
@@ -129,9 +133,10 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       const call: FsCall = { tool: ctx.tool.name, allow: ctx.tool.allow.fs, settings, slot: ctx.http, signal: extras.signal, written: ctx.written };
       const verdict = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
         tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
-        protectedFiles: ctx.protectedFiles?.() ?? [], approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
+        protectedFiles: ctx.protectedFiles?.() ?? [], buildInputs: ctx.buildInputs?.() ?? new Map(), approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
         listBelow: (path) => listBelow(path, call), // under what the tool declares: the manifest's check passed
       });
+      if (verdict.writes.length) ctx.guestWrote?.(verdict.writes); // recorded before the write: no rebuild can read it unrecorded
       return performFs(kind, req, extras.body, { ...call, allow: verdict.allow, inside: verdict.inside });
     }
   }

@@ -1,0 +1,173 @@
+// Attacks on the code a grant was given to: in mode "granted", tools/writer.ts holds only an fs write grant,
+// and tries to take over tools/victim.ts's read grant on private/ by changing the code the victim's next build
+// reads — rewriting the helper it imports (without and with --watch), rewriting a package it imports from the
+// workspace's node_modules while the whole extensions/ directory is protected, and planting a new file that the
+// victim's next build would resolve instead of the reviewed one. Each write to a build input is refused and the
+// file is unchanged; a rebuild that would read a file a guest wrote is refused and reported; and in every case
+// the victim serves only the reviewed code: the secret never reaches the client and the audit log holds no
+// read of it.
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, mcp, waitUntil } from '../helpers.mjs';
+import { attack, sources } from './harness.mjs';
+
+const SECRET = 'kiln-grant-inputs-secret-5d1e';
+
+const WRITER = `defineTool({ name: 'writer.write', exposeAsTool: true, allow: { fs: { write: ['.'] } },
+  handler: async ({ args, fs }) => {
+    try { await fs.writeFile(args.path, args.text); return 'written'; } catch (e) { return e.name + ': ' + e.message; }
+  } });
+`;
+const victim = (from) => `import { helper } from ${JSON.stringify(from)};
+defineTool({ name: 'victim.run', exposeAsTool: true, allow: { fs: { read: ['private'] } },
+  handler: async ({ fs }) => { try { return await helper(fs); } catch (e) { return e.name + ': ' + e.message; } } });
+`;
+const HONEST = `export const helper = async (fs) => 'helper-ok';\n`;
+/** What the writer puts in the victim's way: code that reads private/ under the victim's grant. */
+const EVIL = `export const helper = async (fs) => 'evil:' + await fs.readFile('private/secret.txt', 'utf8');\n`;
+
+/** A workspace: tools/ with the two extensions (named one by one in kiln.toml) and the victim's helper,
+ *  private/secret.txt, mode "granted" with the victim granted fs read on private/ and the writer fs write on
+ *  tools/lib, and an audit log. */
+function workspace(t, { from = './lib/helper.ts', helper = 'tools/lib/helper.ts' } = {}) {
+  const ws = sources(t, {
+    'tools/victim.ts': victim(from),
+    'tools/writer.ts': WRITER,
+    [helper]: HONEST,
+    'private/secret.txt': SECRET,
+    'kiln.toml': `extensions = ["tools/victim.ts", "tools/writer.ts"]
+[fs]
+root = "."
+[audit]
+path = "audit.jsonl"
+[policy]
+mode = "granted"
+[grants."tools/victim.ts"]
+fs = { read = ["private"] }
+[grants."tools/writer.ts"]
+fs = { write = ["tools/lib"] }
+`,
+  });
+  return ws;
+}
+
+/** The victim serves its reviewed helper, and nothing of private/ reached the client or the audit log. */
+async function victimHonest(ws, client, texts = []) {
+  const r = await call(client, 'victim.run');
+  assert.equal(r.text, 'helper-ok', 'the victim ran code its operator never reviewed');
+  const audit = existsSync(join(ws, 'audit.jsonl')) ? readFileSync(join(ws, 'audit.jsonl'), 'utf8') : '';
+  for (const text of [r.text, ...texts]) assert.ok(!text.includes(SECRET), 'the secret reached the client');
+  const reads = audit.split('\n').filter((l) => l.includes('private/secret.txt'));
+  assert.deepEqual(reads, [], 'the audit log records a read of private/');
+}
+
+/** `kiln mcp --config <ws>/kiln.toml`, with --watch if asked; `reloads()` counts the server's reload notices. */
+async function start(t, ws, watch = false) {
+  const notices = [];
+  const server = await mcp(t, [...(watch ? ['--watch'] : []), '--config', join(ws, 'kiln.toml')], {
+    beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => { if (n.params.logger === 'kiln') notices.push(String(n.params.data)); }),
+  });
+  return { ...server, notices, reloads: () => notices.filter((n) => n.startsWith('reloaded: ')).length };
+}
+
+/** The operator saves a watched file by hand, and the server reloads: waits for its next reload notice. */
+async function operatorSave(s, file, text) {
+  const before = s.reloads();
+  appendFileSync(file, text);
+  assert.ok(await waitUntil(() => s.reloads() > before, 60_000), `no reload after the operator's save; stderr: ${s.stderr()}`);
+}
+
+attack('grant-inputs-helper-rewrite', 'in mode "granted", a writer granted fs write on tools/lib rewrites the helper a granted extension imports; the next server builds it', async (t) => {
+  const ws = workspace(t);
+  const s = await start(t, ws);
+  await victimHonest(ws, s.client);
+  const w = await call(s.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL });
+  assert.match(w.text, /PermissionError: .*tools\/lib\/helper\.ts.*read by the build of .*tools\/victim\.ts/);
+  assert.equal(readFileSync(join(ws, 'tools/lib/helper.ts'), 'utf8'), HONEST, 'the helper was rewritten');
+  await s.client.close();
+  // The next load: a new server on the same workspace builds the victim again.
+  const next = await start(t, ws);
+  await victimHonest(ws, next.client, [next.stderr()]);
+});
+
+attack('grant-inputs-helper-rewrite-watch', 'the same rewrite under --watch, where the next load happens at once', async (t) => {
+  const ws = workspace(t);
+  const s = await start(t, ws, true);
+  await victimHonest(ws, s.client);
+  const w = await call(s.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL });
+  assert.match(w.text, /PermissionError: .*read by the build of/);
+  assert.equal(readFileSync(join(ws, 'tools/lib/helper.ts'), 'utf8'), HONEST, 'the helper was rewritten');
+  // A reload certainly happens (the operator saves writer.ts): the victim is still the reviewed code.
+  await operatorSave(s, join(ws, 'tools/writer.ts'), '\n// saved by the operator\n');
+  await victimHonest(ws, s.client, [s.stderr()]);
+  // The operator's own edit of the helper reloads as before.
+  const before = s.reloads();
+  writeFileSync(join(ws, 'tools/lib/helper.ts'), `export const helper = async (fs) => 'helper-v2';\n`);
+  assert.ok(await waitUntil(async () => s.reloads() > before && (await call(s.client, 'victim.run')).text === 'helper-v2', 60_000), s.stderr());
+});
+
+attack('grant-inputs-node-modules', 'with extensions/ protected, a writer rewrites a package in the workspace\'s node_modules that a granted extension imports (its code, or its package.json\'s main)', async (t) => {
+  const ws = sources(t, {
+    'extensions/victim.ts': victim('helperpkg'),
+    'extensions/writer.ts': WRITER,
+    'node_modules/helperpkg/package.json': JSON.stringify({ name: 'helperpkg', version: '1.0.0', main: 'index.js' }),
+    'node_modules/helperpkg/index.js': HONEST,
+    'private/secret.txt': SECRET,
+    'kiln.toml': `extensions = ["extensions"]
+[fs]
+root = "."
+[audit]
+path = "audit.jsonl"
+[policy]
+mode = "granted"
+[grants."extensions/victim.ts"]
+fs = { read = ["private"] }
+[grants."extensions/writer.ts"]
+fs = { write = ["node_modules"] }
+`,
+  });
+  const pkg = readFileSync(join(ws, 'node_modules/helperpkg/package.json'), 'utf8');
+  const s = await start(t, ws);
+  await victimHonest(ws, s.client);
+  // The extension directory itself is the operator's, as before.
+  assert.match((await call(s.client, 'writer.write', { path: 'extensions/victim.ts', text: '' })).text, /one of the operator's files/);
+  const w = await call(s.client, 'writer.write', { path: 'node_modules/helperpkg/index.js', text: EVIL });
+  assert.match(w.text, /PermissionError: .*node_modules\/helperpkg\/index\.js.*read by the build of .*extensions\/victim\.ts/);
+  // A new file in the package is the writer's to make; pointing the package at it is not.
+  assert.equal((await call(s.client, 'writer.write', { path: 'node_modules/helperpkg/evil.js', text: EVIL })).text, 'written');
+  const m = await call(s.client, 'writer.write', { path: 'node_modules/helperpkg/package.json', text: JSON.stringify({ name: 'helperpkg', main: 'evil.js' }) });
+  assert.match(m.text, /PermissionError: .*package\.json.*read by the build of/);
+  assert.equal(readFileSync(join(ws, 'node_modules/helperpkg/index.js'), 'utf8'), HONEST, 'the package was rewritten');
+  assert.equal(readFileSync(join(ws, 'node_modules/helperpkg/package.json'), 'utf8'), pkg, 'the package.json was rewritten');
+  await s.client.close();
+  const next = await start(t, ws);
+  await victimHonest(ws, next.client, [next.stderr()]);
+});
+
+attack('grant-inputs-shadow-rebuild', 'under --watch, a writer plants tools/lib/helper.ts, which the victim\'s next build would resolve before the reviewed tools/lib/helper/index.ts', async (t) => {
+  const ws = workspace(t, { from: './lib/helper', helper: 'tools/lib/helper/index.ts' });
+  const s = await start(t, ws, true);
+  await victimHonest(ws, s.client);
+  // A new file is no build's input yet: the write goes through, and the server records who wrote it.
+  assert.equal((await call(s.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL })).text, 'written');
+  // The operator saves the victim: its rebuild would read the writer's file, so it is refused and reported,
+  // and the last reviewed build keeps serving. (Waited for by what it shows: the refusal, or another result.)
+  const refusal = /tools\/victim\.ts: not rebuilt: its build would read .*tools\/lib\/helper\.ts, which .*tools\/writer\.ts \(tool "writer\.write"\) wrote through allow\.fs/;
+  appendFileSync(join(ws, 'tools/victim.ts'), '\n// saved by the operator\n');
+  assert.ok(await waitUntil(async () => refusal.test(s.stderr()) || (await call(s.client, 'victim.run')).text !== 'helper-ok', 60_000), s.stderr());
+  await victimHonest(ws, s.client);
+  assert.match(s.stderr(), refusal);
+  assert.ok(await waitUntil(() => s.notices.some((n) => refusal.test(n)), 10_000), 'the client was not told');
+  const listed = await call(s.client, 'kiln_extensions');
+  assert.ok(JSON.parse(listed.text).failures.some((f) => refusal.test(f.error)), listed.text);
+  assert.ok(!/kiln\.toml \[grants\]/.test(listed.text), 'the victim\'s grant is reported as naming nothing');
+  const audit = readFileSync(join(ws, 'audit.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.ok(audit.some((l) => l.type === 'build' && l.verdict === 'deny' && l.extension.endsWith('tools/victim.ts') && l.input.endsWith('tools/lib/helper.ts') && l.writtenBy.endsWith('tools/writer.ts')), 'no audit line of the refused build');
+  await victimHonest(ws, s.client, [s.stderr(), listed.text]);
+  // The operator removes the planted file by hand: the victim builds from its reviewed helper again.
+  const before = s.reloads();
+  rmSync(join(ws, 'tools/lib/helper.ts'));
+  writeFileSync(join(ws, 'tools/lib/helper/index.ts'), `export const helper = async (fs) => 'helper-v2';\n`);
+  assert.ok(await waitUntil(async () => s.reloads() > before && (await call(s.client, 'victim.run')).text === 'helper-v2', 60_000), s.stderr());
+});
