@@ -13,7 +13,7 @@ import type { Builder, Built } from './build/artifact.js';
 import { BUILD_CACHE, BuildCache } from './build/cache.js';
 import { cacheDir } from './paths.js';
 import { real } from './build/containment.js';
-import { GuestWrites, MAX_TRACKED } from './build/guest-writes.js';
+import { GUEST_WRITES, GuestWrites, MAX_TRACKED } from './build/guest-writes.js';
 import { CONFIG_NAMES } from './config-file.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
@@ -123,8 +123,12 @@ export class Registry {
   }
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly buildCache: BuildCache;
-  /** What guests wrote through allow.fs, for the server's life: a reload shares it (build/guest-writes.ts). */
-  guestWrites = new GuestWrites();
+  /** What guests wrote through allow.fs (build/guest-writes.ts): read from its journal when first needed; a
+   *  reload shares it. */
+  get guestWrites(): GuestWrites {
+    return (this.writes ??= new GuestWrites(GUEST_WRITES));
+  }
+  private writes?: GuestWrites;
   /** buildInputs(), made on first use after the loaded extensions change. */
   private inputOwners?: Map<string, string>;
 
@@ -205,7 +209,7 @@ export class Registry {
     const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.oneShot);
     next.audit = this.audit;
     next.approvals = this.approvals;
-    next.guestWrites = this.guestWrites;
+    next.writes = this.guestWrites;
     await next.load(paths, exclude);
     let kept = false;
     for (const f of next.failures) {
@@ -328,11 +332,12 @@ export class Registry {
     const hit = this.guestWrites.writtenAmong(paths);
     if (!hit) return paths;
     const { input, by } = hit;
+    const journal = this.guestWrites.where ?? 'the record';
     const reason = hit.overflow
-      ? `not rebuilt: guests wrote more than ${MAX_TRACKED} files through allow.fs (the last by ${by.extension}, tool "${by.tool}"), more than kiln tells apart, so it builds no source until the server restarts`
+      ? `not rebuilt: guests wrote more than ${MAX_TRACKED} files through allow.fs (the last by ${by.extension}, tool "${by.tool}"), more than kiln tells apart, so it builds no source until the operator removes ${journal}`
       : `not rebuilt: its build would read ${input}, which ${by.extension} (tool "${by.tool}") wrote through allow.fs; ` +
-        'a grant is given to the code the operator reviewed, so no build runs a file a guest wrote. Review the file, then restart the server ' +
-        'to build it (or remove it, and the reviewed code builds again)';
+        'a grant is given to the code the operator reviewed, so no build runs a file a guest wrote. Remove the file (the reviewed code builds ' +
+        `again), or review it and remove its line from ${journal}`;
     this.audit?.write({ type: 'build', extension: file, verdict: 'deny', input, writtenBy: by.extension, tool: by.tool, reason: reason.slice(0, 500) });
     throw new ExtensionLoadError(file, reason);
   }

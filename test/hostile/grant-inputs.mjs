@@ -2,14 +2,14 @@
 // and tries to take over tools/victim.ts's read grant on private/ by changing the code the victim's next build
 // reads — rewriting the helper it imports (without and with --watch), rewriting a package it imports from the
 // workspace's node_modules while the whole extensions/ directory is protected, and planting a new file that the
-// victim's next build would resolve instead of the reviewed one. Each write to a build input is refused and the
-// file is unchanged; a rebuild that would read a file a guest wrote is refused and reported; and in every case
-// the victim serves only the reviewed code: the secret never reaches the client and the audit log holds no
-// read of it.
+// victim's next build would resolve instead of the reviewed one (under --watch, and across a restart). Each
+// write to a build input is refused and the file is unchanged; a rebuild that would read a file a guest wrote is
+// refused and reported; and in every case the victim serves only the reviewed code, or nothing: the secret
+// never reaches the client and the audit log holds no read of it.
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, mcp, waitUntil } from '../helpers.mjs';
+import { call, mcp, tempDir, waitUntil } from '../helpers.mjs';
 import { attack, sources } from './harness.mjs';
 
 const SECRET = 'kiln-grant-inputs-secret-5d1e';
@@ -63,9 +63,10 @@ async function victimHonest(ws, client, texts = []) {
 }
 
 /** `kiln mcp --config <ws>/kiln.toml`, with --watch if asked; `reloads()` counts the server's reload notices. */
-async function start(t, ws, watch = false) {
+async function start(t, ws, watch = false, env = {}) {
   const notices = [];
   const server = await mcp(t, [...(watch ? ['--watch'] : []), '--config', join(ws, 'kiln.toml')], {
+    env,
     beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => { if (n.params.logger === 'kiln') notices.push(String(n.params.data)); }),
   });
   return { ...server, notices, reloads: () => notices.filter((n) => n.startsWith('reloaded: ')).length };
@@ -170,4 +171,34 @@ attack('grant-inputs-shadow-rebuild', 'under --watch, a writer plants tools/lib/
   rmSync(join(ws, 'tools/lib/helper.ts'));
   writeFileSync(join(ws, 'tools/lib/helper/index.ts'), `export const helper = async (fs) => 'helper-v2';\n`);
   assert.ok(await waitUntil(async () => s.reloads() > before && (await call(s.client, 'victim.run')).text === 'helper-v2', 60_000), s.stderr());
+});
+
+attack('grant-inputs-shadow-restart', 'without --watch, a writer plants tools/lib/helper.ts; the operator later edits the victim and restarts the server', async (t) => {
+  const ws = workspace(t, { from: './lib/helper', helper: 'tools/lib/helper/index.ts' });
+  const env = { KILN_BUILD_CACHE: join(tempDir(t), 'cache') }; // its own build cache, and record of guest writes
+  const s = await start(t, ws, false, env);
+  await victimHonest(ws, s.client);
+  assert.equal((await call(s.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL })).text, 'written');
+  await s.client.close();
+  // A restart alone serves the reviewed build (its inputs are unchanged).
+  const again = await start(t, ws, false, env);
+  await victimHonest(ws, again.client, [again.stderr()]);
+  await again.client.close();
+  // The operator edits the victim and restarts: the new build would read the writer's file, and is refused.
+  appendFileSync(join(ws, 'tools/victim.ts'), '\n// edited by the operator\n');
+  const next = await start(t, ws, false, env);
+  const refusal = /tools\/victim\.ts: not rebuilt: its build would read .*tools\/lib\/helper\.ts, which .*tools\/writer\.ts \(tool "writer\.write"\) wrote through allow\.fs.*remove its line from .*guest-writes\.jsonl/;
+  assert.match(next.stderr(), refusal);
+  assert.ok(!(await next.client.listTools()).tools.some((x) => x.name === 'victim.run'), 'the victim is served');
+  const r = await call(next.client, 'victim.run');
+  assert.ok(r.isError && !r.text.includes(SECRET), r.text);
+  assert.ok(JSON.parse((await call(next.client, 'kiln_extensions')).text).failures.some((f) => refusal.test(f.error)));
+  assert.ok(readFileSync(join(ws, 'audit.jsonl'), 'utf8').split('\n').some((l) => l.includes('"type":"build"') && l.includes('tools/lib/helper.ts')), 'no audit line of the refused build');
+  assert.ok(!next.stderr().includes(SECRET));
+  assert.ok(!readFileSync(join(ws, 'audit.jsonl'), 'utf8').includes('private/secret.txt'), 'the audit log records a read of private/');
+  await next.client.close();
+  // The operator removes the planted file: the reviewed helper builds again.
+  rmSync(join(ws, 'tools/lib/helper.ts'));
+  const last = await start(t, ws, false, env);
+  await victimHonest(ws, last.client, [last.stderr()]);
 });
