@@ -143,7 +143,14 @@ function written(kind: FsOp, targets: string[], root: string): string[] {
   return first ? [first] : [];
 }
 
-const exists = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+/** Whether a name is taken (one that cannot be examined counts as taken: mkdir will fail on it anyway). */
+function exists(p: string): boolean {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  } catch (e: any) {
+    return e?.code !== 'ENOTDIR';
+  }
+}
 
 /** A path as a guest may see it: relative to the workspace root when inside it (never the host's root). */
 function shownPath(p: string, root: string): string {
