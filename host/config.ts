@@ -10,6 +10,7 @@
 //   commands = ["add"]          # names; net/browser: hosts in allow.net's grammar; tools: tool names
 //   net = ["api.github.com"]
 //   fs = { read = ["./data"], write = ["./out"] }
+//   secrets = ["github"]        # the [secrets.*] its tools may use, in EVERY mode (a secret no grant lists: nobody)
 //   env = { SESSION_ID = "abc" } # explicit values for names its tools declare in allow.env
 //   allowEnv = ["TZ"]           # server environment names passed through, for this extension only
 //
@@ -83,7 +84,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
-import { readSecrets } from './capabilities/secrets.js';
+import { readSecrets, SECRET_NAME } from './capabilities/secrets.js';
 import { KilnError } from './errors.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
@@ -199,7 +200,7 @@ export function readConfig(file: string): KilnConfig {
   };
 }
 
-const GRANT_KEYS = ['commands', 'net', 'browser', 'tools', 'fs', 'env', 'allowEnv'];
+const GRANT_KEYS = ['commands', 'net', 'browser', 'tools', 'secrets', 'fs', 'env', 'allowEnv'];
 
 /** [policy] mode and [grants."<key>"] tables (grants.ts); [commands.extensions] lists fold in as grants'
  *  commands (a file named in both is an error: one place says what it may run). */
@@ -261,6 +262,7 @@ function readGrant(file: string, key: string, g: unknown): Grant {
     if (k === 'commands' || k === 'tools') out[k] = list(k, x);
     else if (k === 'net' || k === 'browser') out[k] = list(k, x, hostPattern);
     else if (k === 'allowEnv') out.allowEnv = list(k, x, envName);
+    else if (k === 'secrets') out.secrets = list(k, x, (e) => (SECRET_NAME.test(e) ? undefined : `"${e.slice(0, 64)}" is not a secret name (the <name> of a [secrets.<name>])`));
     else if (k === 'fs') {
       if (!isTable(x)) throw new ConfigError(`${file}: ${where} fs must be a table { read = [...], write = [...] }`);
       for (const fk of Object.keys(x)) if (fk !== 'read' && fk !== 'write') throw new ConfigError(`${file}: ${where} fs has an unknown key "${fk}" (read, write)`);

@@ -10,7 +10,9 @@
 //  - mode "granted": a tool gets only what it declares AND its extension's grant lists; no grant, nothing.
 //  - mode "ask": as "granted", but a use that is declared and not granted is put to a human (approvals) instead
 //    of refused outright. What cannot be asked at the moment of use (the environment, read when a guest
-//    starts) is as in "granted".
+//    starts; a secret, a standing credential) is as in "granted".
+//  - Secrets are declared ∩ granted in EVERY mode, "declared" included: a [secrets.<name>] names no extension,
+//    so only a grant's `secrets = ["<name>"]` says who may use it (`grantedSecrets`).
 //  - A refusal names the missing grant and the exact line to add, in the operator's own spelling of the key.
 //  - Nothing a guest or a client sends can change a grant: there is no tool that grants (docs/security.md).
 import { dirname, relative, sep } from 'node:path';
@@ -25,7 +27,7 @@ import type { ApprovalRequest } from './approvals.js';
 export type PolicyMode = 'declared' | 'granted' | 'ask';
 
 /** The kinds of authority a grant can list; each is a list of names, host patterns or path prefixes. */
-export const GRANT_KINDS = ['commands', 'net', 'browser', 'tools', 'fs.read', 'fs.write', 'env'] as const;
+export const GRANT_KINDS = ['commands', 'net', 'browser', 'tools', 'fs.read', 'fs.write', 'env', 'secrets'] as const;
 export type GrantKind = (typeof GRANT_KINDS)[number];
 
 /** One extension's grant, as `[grants."<key>"]` writes it. */
@@ -34,6 +36,8 @@ export interface Grant {
   net?: string[];
   browser?: string[];
   tools?: string[];
+  /** Names of the operator's [secrets.<name>] this extension's tools may use (when they declare them). */
+  secrets?: string[];
   fs?: { read?: string[]; write?: string[] };
   /** Explicit values the extension's process.env shows (for the names its tools declare): never a pass-through. */
   env?: Record<string, string>;
@@ -89,7 +93,7 @@ function grantedOf(grants: Grants, ext: ExtensionIdentity, kind: GrantKind): str
   const { grant } = grantOf(grants, ext);
   const list = grant ? listOf(grant, kind) : undefined;
   if (list) return list;
-  return grants.mode === 'declared' ? undefined : [];
+  return grants.mode === 'declared' && kind !== 'secrets' ? undefined : []; // secrets: granted in every mode
 }
 
 /** How the config names `ext`: its own spelling when it has a grant, else the file relative to the config. */
@@ -102,20 +106,26 @@ export function keyFor(grants: Grants, ext: ExtensionIdentity): string {
 }
 
 const TOML_KEY: Record<GrantKind, string> = {
-  commands: 'commands', net: 'net', browser: 'browser', tools: 'tools', 'fs.read': 'fs.read', 'fs.write': 'fs.write', env: 'allowEnv',
+  commands: 'commands', net: 'net', browser: 'browser', tools: 'tools', 'fs.read': 'fs.read', 'fs.write': 'fs.write', env: 'allowEnv', secrets: 'secrets',
 };
 
 /** The refusal of a declared `item` of `kind` that `ext`'s grant does not cover (a NotGrantedError). */
 export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind, item: string): NotGrantedError {
   const key = keyFor(grants, ext);
   const where = grants.file ? ` of ${grants.file}` : '';
-  const why = grants.mode === 'declared'
-    ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
-    : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
+  const why = kind === 'secrets'
+    ? `a secret is used only by the extensions whose grant lists it, in every [policy] mode, and [grants."${key}"] does not list it`
+    : grants.mode === 'declared'
+      ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
+      : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
+  const { grant } = grantOf(grants, ext);
+  const add = kind !== 'secrets' || grant?.secrets ? `add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]`
+    : grant ? `add the line secrets = ["${item}"] to [grants."${key}"]`
+      : `add the table [grants."${key}"] with the line secrets = ["${item}"]`;
   return new NotGrantedError(
     `tool "${tool}" declares ${kind} "${item}", but the operator has not granted it to ${key} (${why}); ` +
-      `to allow it, add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]${where}`,
-    kind, item, grants.mode === 'ask',
+      `to allow it, ${add}${where}`,
+    kind, item, grants.mode === 'ask' && kind !== 'secrets', // a secret is not asked for: see the header
   );
 }
 
@@ -179,6 +189,17 @@ export function grantCheck(grants: Grants, ext: ExtensionIdentity, tool: string,
   return { list, refuse, ...(grants.mode === 'ask' && asker ? { ask: (item: string, request: ApprovalRequest) => asker(refuse(item), request) } : {}) };
 }
 
+/** The secrets a tool of `ext` may use: every name it declares in allow.secrets, each granted to `ext` by
+ *  `secrets = [...]` in its [grants."<key>"] (in every mode). Refused (a NotGrantedError naming the line to
+ *  add) when one it declares is not granted; the code that adds secrets to requests takes only this list. */
+export function grantedSecrets(grants: Grants, ext: ExtensionIdentity, tool: { name: string; allow: { secrets?: string[] } }): string[] {
+  const declared = tool.allow.secrets ?? [];
+  if (declared.length === 0) return [];
+  const list = granted(grants, ext, 'secrets') ?? [];
+  for (const name of declared) if (!list.includes(name)) throw notGranted(grants, ext, tool.name, 'secrets', name);
+  return [...declared];
+}
+
 /** What the approvals gate needs to put a refused grant to a human: the rule that asks, and the hint when
  *  nobody can be asked (the grant's own line to add). */
 export function askFor(refusal: NotGrantedError): { rule: string; hint: string } {
@@ -194,14 +215,16 @@ export function declaredAuthority(allow: Allow): Authority {
   const fs = (allow as { fs?: { read?: string[]; write?: string[] } }).fs;
   return {
     commands: Object.keys(allow.commands), net: allow.net, browser: allow.browser, tools: allow.tools ?? [],
-    'fs.read': fs?.read ?? [], 'fs.write': fs?.write ?? [], env: allow.env ?? [],
+    'fs.read': fs?.read ?? [], 'fs.write': fs?.write ?? [], env: allow.env ?? [], secrets: allow.secrets ?? [],
   };
 }
 
 /** Declared, granted (null: grants do not narrow that kind) and effective authority of a tool of `ext`, as
  *  `kiln inspect --config`, `kiln_extensions` and the audit report show it. Effective is what the checks let
  *  through: declared ∩ granted, and nothing of a kind the operator switched off ([commands] / [browser]
- *  enabled = false). Effective env: the declared names the operator gives a value or passes through. */
+ *  enabled = false). Effective env: the declared names the operator gives a value or passes through. Secrets
+ *  are always narrowed (granted is a list in every mode), and a tool with one declared and not granted is
+ *  refused as a whole (grantedSecrets). */
 export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>): {
   declared: Authority; granted: Record<GrantKind, string[] | null>; effective: Authority;
 } {
@@ -227,6 +250,7 @@ export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<Ope
       'fs.read': intersectPrefixes(declared['fs.read'], g('fs.read')),
       'fs.write': intersectPrefixes(declared['fs.write'], g('fs.write')),
       env: intersectNames(declared.env, g('env')),
+      secrets: intersectNames(declared.secrets, g('secrets')),
     },
   };
 }

@@ -20,7 +20,7 @@ import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
 import { AuditLog, auditTarget } from './audit-log.js';
-import { decidedBy, NotGrantedError } from './grants.js';
+import { decidedBy, grantedSecrets, NotGrantedError } from './grants.js';
 import { ApprovalGate, type AskVia, type CallQuestions } from './approval-gate.js';
 import type { WriteCount } from './capabilities/fs.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from './json-depth.js';
@@ -282,10 +282,17 @@ export class Registry {
    *  declared secret that cannot be used. */
   private warnUnmatched(): void {
     this.warnUnmatchedKeys();
-    // A declared secret the operator did not configure (or whose variable is unset): its tool's calls will fail.
+    // A declared secret the operator did not grant, or did not configure (or whose variable is unset): its
+    // tool's calls will fail.
     for (const e of this.extensions) {
       for (const t of e.artifact.manifest.tools) {
-        const why = this.secrets.problem(t);
+        let why = this.secrets.problem(t);
+        try {
+          grantedSecrets(this.policy.grants, { file: e.file, sha256: e.artifact.sha256 }, t);
+        } catch (err) {
+          if (!(err instanceof NotGrantedError)) throw err;
+          why = err.message;
+        }
         if (why) this.warnings.push(`${e.file}: ${why}; its calls fail until then`);
       }
     }
@@ -384,7 +391,9 @@ export class Registry {
     if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
     const started = performance.now();
     try {
-      this.secrets.check(entry.manifest); // a secret it declares that cannot be used: refused before it runs
+      // A secret it declares that is not granted to its extension, or cannot be used: refused before it runs.
+      grantedSecrets(this.policy.grants, entry.extension.toolIdentity?.(name) ?? { file: entry.extension.file, sha256: entry.extension.artifact.sha256 }, entry.manifest);
+      this.secrets.check(entry.manifest);
       const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via);
       const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
       if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);

@@ -47,7 +47,7 @@ test('effective authority: patterns and prefixes intersect exactly', () => {
     grants: grants({ '/srv/ext/notes.ts': { commands: ['add'], net: ['api.github.com'], allowEnv: ['TZ'] } }, 'granted'),
     commands: { enabled: true }, browser: { enabled: true }, allowEnv: ['HOME'],
   });
-  assert.deepEqual(a.effective, { commands: ['add'], net: ['api.github.com'], browser: [], tools: [], 'fs.read': [], 'fs.write': [], env: ['TZ'] });
+  assert.deepEqual(a.effective, { commands: ['add'], net: ['api.github.com'], browser: [], tools: [], 'fs.read': [], 'fs.write': [], env: ['TZ'], secrets: [] });
   assert.deepEqual(a.granted.tools, [], 'mode "granted": an unlisted kind is granted nothing');
 });
 

@@ -55,6 +55,9 @@ env = "TEST_LOC_KEY"
 hosts = ["localhost"]
 header = "X-Api-Key"
 format = "{}"
+
+[grants.${JSON.stringify(artifact)}]
+secrets = ["github", "loc", "nosuch"]
 ${extra}`);
   return file;
 }
@@ -254,7 +257,7 @@ test('the rules, directly: https or loopback only, host and port matching, one h
     two: { env: 'TWO', hosts: ['api.example.com'], header: 'authorization', format: '{}' },
   }, (m) => new Error(m));
   const store = new SecretStore(config, { GH: '  tok-1  ', TWO: 'tok-2' });
-  const gh = store.headersFor({ name: 't', allow: { secrets: ['gh'] } });
+  const gh = store.headersFor(['gh']);
   const sent = (url) => withSecrets([['accept', '*/*'], ['Authorization', 'guest']], new URL(url), gh);
   assert.deepEqual(sent('https://api.example.com/x'), [['accept', '*/*'], ['authorization', 'Bearer tok-1']], 'the value is trimmed');
   assert.deepEqual(sent('https://API.EXAMPLE.COM.:443/x'), [['accept', '*/*'], ['authorization', 'Bearer tok-1']]);
@@ -266,9 +269,9 @@ test('the rules, directly: https or loopback only, host and port matching, one h
   }
   assert.equal(JSON.stringify(gh).includes('tok-1'), false);
   assert.equal((await import('node:util')).inspect(gh, { showHidden: true, depth: 9 }).includes('tok-1'), false);
-  const both = store.headersFor({ name: 't', allow: { secrets: ['gh', 'two'] } });
+  const both = store.headersFor(['gh', 'two']);
   assert.throws(() => withSecrets([], new URL('https://api.example.com/'), both), /secrets "gh" and "two" both apply to api\.example\.com in the header authorization/);
-  assert.deepEqual(store.headersFor({ name: 'u', allow: {} }), []);
+  assert.deepEqual(store.headersFor([]), []);
   // A value a header cannot carry is refused without quoting it.
   const bad = new SecretStore(config, { GH: 'tok\r\nX-Injected: 1', TWO: '' });
   const why = bad.problem({ name: 't', allow: { secrets: ['gh'] } });
@@ -283,4 +286,24 @@ test('the rules, directly: https or loopback only, host and port matching, one h
   const grants = { mode: 'granted', extensions: { '/x.ts': { allowEnv: ['GH', 'TZ'] } }, spelled: {} };
   assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, grants, secrets: config }, ext, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
   assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, undefined, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' }, 'scripts');
+});
+
+test('a secret is a grant: declared ∩ granted in every mode, with the line to add; its authority shows it', async () => {
+  const { grantedSecrets, authority, NotGrantedError } = await import('../dist/host/grants.js');
+  const ext = { file: '/w/tools/a.ts', sha256: 'ab'.repeat(32) };
+  const tool = { name: 'a.get', allow: { secrets: ['github'] } };
+  const grants = (mode, grant) => ({ mode, extensions: grant ? { '/w/tools/a.ts': grant } : {}, spelled: { '/w/tools/a.ts': 'tools/a.ts' }, file: '/w/kiln.toml' });
+  for (const mode of ['declared', 'granted', 'ask']) {
+    assert.deepEqual(grantedSecrets(grants(mode, { secrets: ['github'] }), ext, tool), ['github'], mode);
+    assert.deepEqual(grantedSecrets(grants(mode), ext, { name: 'p', allow: {} }), [], `${mode}: declares none, gets none`);
+    assert.throws(() => grantedSecrets(grants(mode), ext, tool), (e) => e instanceof NotGrantedError && !e.askable &&
+      /tool "a\.get" declares secrets "github", but the operator has not granted it to tools\/a\.ts .*to allow it, add the table \[grants\."tools\/a\.ts"\] with the line secrets = \["github"\] of \/w\/kiln\.toml$/.test(e.message), `${mode}: no grant`);
+    assert.throws(() => grantedSecrets(grants(mode, { net: ['x'] }), ext, tool), /to allow it, add the line secrets = \["github"\] to \[grants\."tools\/a\.ts"\]/, `${mode}: a grant without secrets`);
+    assert.throws(() => grantedSecrets(grants(mode, { secrets: ['other'] }), ext, tool), /to allow it, add "github" to secrets in \[grants\."tools\/a\.ts"\]/, `${mode}: another secret`);
+  }
+  const policy = (g) => ({ grants: g, commands: { enabled: true }, browser: { enabled: true }, allowEnv: [] });
+  const allow = { commands: {}, net: [], browser: [], secrets: ['github', 'loc'] };
+  const a = authority(allow, ext, policy(grants('declared', { secrets: ['github'] })));
+  assert.deepEqual([a.declared.secrets, a.granted.secrets, a.effective.secrets], [['github', 'loc'], ['github'], ['github']]);
+  assert.deepEqual(authority(allow, ext, policy(grants('declared'))).granted.secrets, [], 'never "not narrowed"');
 });

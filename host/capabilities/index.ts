@@ -11,7 +11,7 @@ import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type Wr
 import { fsPolicy } from './fs-policy.js';
 import { resolve } from 'node:path';
 import { checkToolCall } from './tools.js';
-import { askFor, grantCheck, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
+import { askFor, grantCheck, grantedSecrets, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
 import type { SecretStore } from './secrets.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
@@ -32,7 +32,8 @@ export interface CapabilityContext {
   grants: Grants;
   processes: ProcessTable;
   http: HttpSession;
-  /** The operator's secrets: a request carries those its tool declares, to their hosts only (secrets.ts). */
+  /** The operator's secrets: a request carries those its tool declares and its extension is granted, to their
+   *  hosts only (secrets.ts, grants.ts grantedSecrets). */
   secrets?: SecretStore;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
   browser?: SessionBrowser;
@@ -111,7 +112,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
     }
     case 'http.fetch':
       return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal,
-        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net', asker(ctx)), ctx.secrets?.headersFor(ctx.tool),
+        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net', asker(ctx)), ctx.secrets?.headersFor(grantedSecrets(ctx.grants, ctx.extension, ctx.tool)),
         (url, method) => ctx.approve({ op: 'net', url: url.href, method }));
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);

@@ -14,7 +14,8 @@
 //    (process.env): no child process (commands, the browser) and no environment pass-through (allowEnv,
 //    allow.env, a command's env) can pass it on. `guestEnv` also skips every name a [secrets.*] uses.
 //  - The host adds the header to one hop of a request only when the tool whose handler made the request
-//    declares the secret, the hop's URL host matches the secret's hosts (normalised as allow.net does: the
+//    declares the secret and the operator grants it to that tool's extension (`secrets = [...]` in its
+//    [grants."<key>"], in every [policy] mode: grants.ts grantedSecrets), the hop's URL host matches the secret's hosts (normalised as allow.net does: the
 //    name, not the address it resolves to) and the hop is https, or plain http to a loopback host. Every hop
 //    is built anew from the guest's own headers, so a redirect to another host never carries it.
 //  - The secret wins: on a hop that gets it, a header of the same name the guest set is dropped.
@@ -207,10 +208,11 @@ export class SecretStore {
     if (why) throw new SecretError(why);
   }
 
-  /** The secrets `tool`'s requests carry: exactly those it declares (never another tool's of the same file). */
-  headersFor(tool: Declaring): SecretHeader[] {
+  /** The secrets a tool's requests carry: exactly `names`, the checked list grants.ts `grantedSecrets` gives
+   *  for that tool (declared by it and granted to its extension; never another tool's of the same file). */
+  headersFor(names: readonly string[]): SecretHeader[] {
     const out: SecretHeader[] = [];
-    for (const name of tool.allow.secrets ?? []) {
+    for (const name of names) {
       const r = this.ready.get(name);
       if (r instanceof SecretHeader) out.push(r);
     }

@@ -12,6 +12,14 @@ export const AUDIT_TOOL = {
   },
 };
 
+/** The operator's [secrets.*] (never a value) with `grantedTo`: the [grants."<key>"] that list each. */
+function secretsReport(registry: Registry): Record<string, unknown> {
+  const { extensions, spelled } = registry.policy.grants;
+  return Object.fromEntries(Object.entries(registry.policy.secrets ?? {}).map(([name, spec]) => [name, {
+    ...spec, grantedTo: Object.entries(extensions).filter(([, g]) => g.secrets?.includes(name)).map(([key]) => spelled[key] ?? key),
+  }]));
+}
+
 export function auditReport(registry: Registry, includeSchema: boolean): unknown {
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
@@ -19,7 +27,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
       policy: { mode: registry.policy.grants.mode }, commands: registry.policy.commands, net: registry.policy.net,
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
       // Names, variables, hosts, headers and formats: never a value (capabilities/secrets.ts).
-      secrets: registry.policy.secrets ?? {}, cpuMs: registry.policy.limits.cpuMs ?? null,
+      // Each with the grants that may use it (`secrets = [...]` in [grants."<key>"]): nobody else, in every mode.
+      secrets: secretsReport(registry), cpuMs: registry.policy.limits.cpuMs ?? null,
       // What asks a human first ([approvals]); shown, never changed, over MCP.
       approvals: (({ store, ...a }) => ({ ...a, store: store ?? null }))(registry.approvals.settings),
       fs: { ...registry.policy.fs, root: registry.policy.fs.root ?? process.cwd() },
