@@ -9,7 +9,6 @@ import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './discovery.js';
 import { Registry } from './registry.js';
-import { reaper } from './capabilities/processes.js';
 import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
@@ -194,7 +193,6 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
   if (required && paths.length === 0) registry.warnings.push(NOTHING_TO_SERVE(process.cwd()));
   for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
   for (const w of registry.warnings) err(`kiln: ${w}`);
-  if (!oneShot) reaper(); // a server says once, at start, when this machine lacks the process reaper
   return registry;
 }
 
@@ -245,6 +243,10 @@ async function mcp(argv: string[]): Promise<number> {
   };
   err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over ${values.http ? 'HTTP' : 'stdio'}` +
     (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
+  // A server that may run commands says at start when it cannot isolate them (processes.ts).
+  if (registry.policy.commands.enabled && registry.extensions.some((e) => e.artifact.manifest.tools.some((t) => Object.keys(t.allow.commands).length > 0))) {
+    (await import('./capabilities/processes.js')).checkCommandSupport();
+  }
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');
     await serveHttp(registry, VERSION, values.http, config?.http, watch.files || watch.config ? watch : undefined);

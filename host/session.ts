@@ -17,6 +17,10 @@ import { checkVarsSet } from './vars.js';
 
 let nextSessionKey = 1;
 
+/** The guest's `process.pid`: the same fixed value in every guest, as a process that is its container's first
+ *  one sees. Never the server's pid, which would name the server's /proc entries to a command. */
+export const GUEST_PID = 1;
+
 export type OpHandler = (inv: Invocation, kind: OpKind, request: unknown, extras: OpExtras) => Promise<unknown>;
 
 export class Session {
@@ -208,7 +212,7 @@ export class Session {
     const config = {
       host: ext.hostKind ?? this.host,
       platform: process.platform,
-      pid: process.pid,
+      pid: GUEST_PID, // never the server's: a command could use it to find the server's /proc entries
       env: guestEnv(this.policy, ext.hostKind === 'script' ? undefined : { identity: { file: ext.file, sha256: ext.artifact.sha256 }, declared: ext.artifact.manifest.tools.flatMap((t) => t.allow.env ?? []) }),
       memoryLimit: memory,
       browser: this.browsers?.enabled === true, // without it no tool sees page or context (the host refuses anyway)

@@ -11,9 +11,16 @@
 //    8 MiB. Output is never buffered past the cap.
 //  - A persistent process belongs to its session, not to a guest instance: it survives guest resets and is
 //    stopped on `stop`, when the session closes, and when the server exits.
-//  - Without the reaper binary (build/kiln-reaper, made by scripts/setup.sh) commands run directly and only
-//    their process group is killed: a setsid'd descendant, or anything after a SIGKILL of the server, could
-//    survive. kiln says so once on stderr.
+//  - A command cannot see the server (reaper.c, "Isolation"): where the kernel allows it, it runs in a new pid
+//    namespace with its own /proc and without CAP_SYS_ADMIN or CAP_SYS_PTRACE, so no /proc entry of the
+//    server (its initial environment, memory, command line) or of any process outside exists for it. Where the
+//    kernel does not, kiln says so once on stderr: at start when a loaded tool declares commands, else at the
+//    first command (docs/security.md says what holds then).
+//  - Without the reaper (not Linux, no build/kiln-reaper, or one built for another machine: the package ships a
+//    static linux-x64 one, scripts/build-reaper.sh) commands run directly and only their process group is
+//    killed: a setsid'd descendant, or anything after a SIGKILL of the server, could survive, and nothing hides
+//    the server's /proc entries. kiln says so once on stderr, as above.
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { execa as Execa, ResultPromise } from 'execa';
@@ -79,10 +86,21 @@ let reaperPath: string | null | undefined;
 export function reaper(): string | undefined {
   if (reaperPath === undefined) {
     const why = reaperUnavailable();
-    if (why) process.stderr.write(`kiln: ${why}, so a command that leaves its process group can outlive its call (docs/security.md)\n`);
+    if (why) process.stderr.write(`kiln: ${why}, so a command that leaves its process group can outlive its call, and it sees the server's /proc entries (docs/security.md)\n`);
+    else {
+      const probe = spawnSync(REAPER, ['--probe'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+      if (probe.status !== 0) {
+        process.stderr.write(`kiln: commands are not isolated from the server (${(probe.stderr || probe.error?.message || 'the probe failed').trim().slice(0, 200)}): a command running as kiln's user can read the server's /proc entries (its initial environment, memory); give secrets from [secrets.*] only where kiln runs as root or unprivileged user namespaces are on (docs/security.md, "Secrets")\n`);
+      }
+    }
     reaperPath = why ? null : REAPER;
   }
   return reaperPath ?? undefined;
+}
+
+/** Say now (once) what commands will run without: the reaper, or their isolation from the server. */
+export function checkCommandSupport(): void {
+  reaper();
 }
 
 /** How long a reaper gets to clean up after SIGTERM before its group is killed outright. */

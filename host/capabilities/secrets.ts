@@ -12,7 +12,9 @@
 // Invariants (docs/security.md, "Secrets"; test/secrets.test.mjs):
 //  - The value is read from kiln's environment once, when the server's registry is made, and deleted from it
 //    (process.env): no child process (commands, the browser) and no environment pass-through (allowEnv,
-//    allow.env, a command's env) can pass it on. `guestEnv` also skips every name a [secrets.*] uses.
+//    allow.env, a command's env) can pass it on. `guestEnv` also skips every name a [secrets.*] uses. The
+//    server's /proc/<pid>/environ still shows its initial environment: commands run where that entry does
+//    not exist (reaper.c, "Isolation"), and the guest is never told the server's pid (session.ts GUEST_PID).
 //  - The host adds the header to one hop of a request only when the tool whose handler made the request
 //    declares the secret and the operator grants it to that tool's extension (`secrets = [...]` in its
 //    [grants."<key>"], in every [policy] mode: grants.ts grantedSecrets), the hop's URL host matches the secret's hosts (normalised as allow.net does: the

@@ -117,7 +117,8 @@ export interface InstanceHost {
 export interface LoadConfig {
   host: 'mcp' | 'bdd' | 'script';
   browser?: boolean;
-  /** For the guest's `process`: the server's platform and pid, and the environment the operator allows. */
+  /** For the guest's `process`: the server's platform, a pid that is not the server's (session.ts GUEST_PID),
+   *  and the environment the operator allows. */
   platform?: string;
   pid?: number;
   env?: Record<string, string>;
