@@ -110,6 +110,9 @@ export interface CallState {
 const cancelled = (name: string) =>
   new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; its work was aborted`);
 
+/** How a warning about a tool's secrets ends: a new policy replaces these warnings with its own. */
+const SECRET_WARNING_END = '; its calls fail until then';
+
 export class Registry {
   readonly extensions: LoadedExtension[] = [];
   readonly failures: { file: string; error: string }[] = [];
@@ -274,8 +277,8 @@ export class Registry {
     // A changed [approvals] takes a new gate (its rules, store and session answers); an unchanged one keeps them.
     if (JSON.stringify(next.approvals) !== JSON.stringify(this.policy.approvals)) this.approvals = new ApprovalGate(next.approvals, this.audit);
     Object.assign(this.policy, { ...next, audit: this.policy.audit });
-    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !w.startsWith('kiln.toml [')));
-    this.warnUnmatched();
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !w.startsWith('kiln.toml [') && !w.endsWith(SECRET_WARNING_END)));
+    this.warnUnmatched(); // says again what the new policy leaves unmatched or ungranted
   }
 
   /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently); and a
@@ -293,7 +296,7 @@ export class Registry {
           if (!(err instanceof NotGrantedError)) throw err;
           why = err.message;
         }
-        if (why) this.warnings.push(`${e.file}: ${why}; its calls fail until then`);
+        if (why) this.warnings.push(`${e.file}: ${why}${SECRET_WARNING_END}`);
       }
     }
   }

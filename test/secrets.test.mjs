@@ -4,11 +4,11 @@
 // the guest can read it nowhere (process.env, commands, responses, errors, the Request object), and neither
 // the audit file nor the server's log holds it. Misconfigurations fail with the config to add.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { buildFixture, call, kiln, mcp, tempDir } from './helpers.mjs';
+import { buildFixture, call, kiln, mcp, tempDir, waitUntil } from './helpers.mjs';
 
 const TOKEN = 'ghp-SECRET-0123456789-abcdef';
 const LOC_KEY = 'loc-SECRET-9876543210';
@@ -213,6 +213,31 @@ test('a secret the operator did not configure, or whose variable is unset, fails
   assert.match(stderr(), /kiln: .*sec\.wasm: tool "sec\.missing" declares allow\.secrets "nosuch", which the operator has not configured/);
   assert.match(stderr(), /tool "sec\.get" declares allow\.secrets "github", but \[secrets\.github\] env = "TEST_GH_TOKEN" is not set/);
   assert.equal((await call(client, 'sec.plain', { url: `http://127.0.0.1:${a.port}/ok?tag=fine` })).json.status, 200);
+});
+
+test('a secret not granted fails the call with the line to add; granting it applies at the next call, and the warning goes', async (t) => {
+  const a = await server(t);
+  const dir = tempDir(t);
+  const file = config(dir, a);
+  const granted = readFileSync(file, 'utf8');
+  writeFileSync(file, granted.replace('secrets = ["github", "loc", "nosuch"]', 'net = ["127.0.0.1"]'));
+  const { client, stderr } = await mcp(t, ['--config', file], { env: ENV });
+  const url = `http://127.0.0.1:${a.port}/ok?tag=ungranted`;
+  const refused = await call(client, 'sec.get', { url });
+  assert.equal(refused.isError, true);
+  assert.match(refused.text, /^PermissionError: tool "sec\.get" declares secrets "github", but the operator has not granted it to .*sec\.wasm .*to allow it, add the line secrets = \["github"\] to \[grants\.".*sec\.wasm"\] of .*kiln\.toml$/);
+  assert.equal(a.hits.length, 0, 'the handler never ran');
+  const ungranted = (w) => w.includes('declares secrets "github", but the operator has not granted it');
+  assert.ok((await call(client, 'kiln_extensions')).json.warnings.some(ungranted), 'the load said so');
+  assert.match(stderr(), /declares secrets "github", but the operator has not granted it/);
+  assert.equal((await call(client, 'sec.plain', { url })).json.status, 200, 'a tool declaring no secret is unaffected');
+  writeFileSync(`${file}.tmp`, granted);
+  renameSync(`${file}.tmp`, file);
+  assert.ok(await waitUntil(async () => (await call(client, 'sec.get', { url: `${url}-2` })).json?.status === 200, 10_000), 'the grant never applied');
+  assert.equal(a.tagged('ungranted-2').at(-1).headers.authorization, `Bearer ${TOKEN}`);
+  const report = (await call(client, 'kiln_extensions')).json;
+  assert.equal(report.warnings.some(ungranted), false, 'the warning outlived the grant');
+  assert.deepEqual(report.operator.secrets.github.grantedTo, [artifact]);
 });
 
 test('[secrets.*] is validated: every key, the hosts grammar, one {} in format, a header name', async (t) => {
