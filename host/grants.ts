@@ -224,7 +224,7 @@ export function declaredAuthority(allow: Allow): Authority {
  *  through: declared ∩ granted, and nothing of a kind the operator switched off ([commands] / [browser]
  *  enabled = false). Effective env: the declared names the operator gives a value or passes through. Secrets
  *  are always narrowed (granted is a list in every mode), and a tool with one declared and not granted is
- *  refused as a whole (grantedSecrets). */
+ *  refused as a whole (grantedSecrets), so its effective secrets are none. */
 export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>): {
   declared: Authority; granted: Record<GrantKind, string[] | null>; effective: Authority;
 } {
@@ -250,7 +250,7 @@ export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<Ope
       'fs.read': intersectPrefixes(declared['fs.read'], g('fs.read')),
       'fs.write': intersectPrefixes(declared['fs.write'], g('fs.write')),
       env: intersectNames(declared.env, g('env')),
-      secrets: intersectNames(declared.secrets, g('secrets')),
+      secrets: ((both) => (both.length === declared.secrets.length ? both : []))(intersectNames(declared.secrets, g('secrets'))),
     },
   };
 }

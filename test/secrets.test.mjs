@@ -329,6 +329,8 @@ test('a secret is a grant: declared ∩ granted in every mode, with the line to 
   const policy = (g) => ({ grants: g, commands: { enabled: true }, browser: { enabled: true }, allowEnv: [] });
   const allow = { commands: {}, net: [], browser: [], secrets: ['github', 'loc'] };
   const a = authority(allow, ext, policy(grants('declared', { secrets: ['github'] })));
-  assert.deepEqual([a.declared.secrets, a.granted.secrets, a.effective.secrets], [['github', 'loc'], ['github'], ['github']]);
+  assert.deepEqual([a.declared.secrets, a.granted.secrets, a.effective.secrets], [['github', 'loc'], ['github'], []], 'one not granted: the tool is refused, it uses none');
+  const b = authority(allow, ext, policy(grants('granted', { secrets: ['loc', 'github', 'other'] })));
+  assert.deepEqual([b.granted.secrets, b.effective.secrets], [['loc', 'github', 'other'], ['github', 'loc']]);
   assert.deepEqual(authority(allow, ext, policy(grants('declared'))).granted.secrets, [], 'never "not narrowed"');
 });
