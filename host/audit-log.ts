@@ -1,12 +1,19 @@
 // The audit log ([audit] path in kiln.toml): one JSON line per tool call (start and end) and per capability
-// decision, appended and flushed line by line so it is readable after a crash or SIGTERM, and rotated by size
-// (the full file becomes `<path>.1`, replacing an older one).
+// decision, appended and flushed line by line so it is readable after a crash or SIGTERM, and rotated by size:
+// the full file becomes `<path>.1`, `<path>.1` becomes `<path>.2`, … up to `<path>.<keep>` (`auditFiles`).
 //
 // Invariants:
 //  - Never written: environment values, request or response bodies, command output, URL query strings or
 //    fragments (they carry tokens), argument values. A target is a command name, a URL's origin and path, a
 //    browser method, a tool name, a workspace path (fs.*: never the file's content).
-//  - A failure to write (disk full, the file removed) never fails a call: the server says so once on stderr.
+//  - No line is lost silently. A guest cannot drown earlier lines with repeated decisions: within one call,
+//    a decision identical to one already written (same op, target, verdict, rule, reason) is counted, not
+//    written, and so is every refusal of an op past the first REFUSED_TARGETS_PER_CALL distinct targets
+//    (`Coalescer`); the counts are written as `repeated` lines at the call's end (and every REPEATED_EVERY
+//    counted decisions, so a crash mid-call leaves them too). Rotation drops only `<path>.<keep>`, and the new
+//    file's first line says so (`rotated`, with the bytes dropped). A line that cannot be written (disk full,
+//    the file removed) never fails a call: it is counted, stderr says so when the failures start and when
+//    they end, and the first line written again is `dropped` with the count.
 import { appendFileSync, renameSync, statSync } from 'node:fs';
 
 export interface AuditSettings {
@@ -14,9 +21,24 @@ export interface AuditSettings {
   path?: string;
   /** Rotate once the file is this large. */
   maxBytes: number;
+  /** Rotated files kept beside the current one: `<path>.1` (newest) … `<path>.<keep>`. */
+  keep: number;
 }
 
-export const DEFAULT_AUDIT: AuditSettings = { maxBytes: 10 * 1024 * 1024 };
+export const DEFAULT_AUDIT: AuditSettings = { maxBytes: 10 * 1024 * 1024, keep: 5 };
+/** The bounds of [audit] keep (kiln.toml). */
+export const AUDIT_KEEP_RANGE = { min: 1, max: 1000 } as const;
+
+/** Every file the log may write: the current one and its rotations (the files no tool may touch). */
+export function auditFiles(settings: AuditSettings): string[] {
+  if (!settings.path) return [];
+  return [settings.path, ...Array.from({ length: settings.keep }, (_, i) => `${settings.path}.${i + 1}`)];
+}
+
+/** Per call and op: refusals of this many distinct targets are written; the rest are counted. */
+export const REFUSED_TARGETS_PER_CALL = 20;
+/** A call still running writes its counts each time this many more decisions were counted. */
+export const REPEATED_EVERY = 10_000;
 
 /** Who did it: the call's session, the extension file and artifact hash, the tool. */
 export interface AuditSubject {
@@ -40,7 +62,17 @@ export type AuditRecord =
   | (AuditSubject & {
     type: 'approval'; event: 'decision' | 'asked' | 'answered' | 'remembered' | 'unasked'; op: string; target: string;
     verdict?: 'allow' | 'require' | 'deny'; rule?: string; answer?: string; durationMs?: number;
-  });
+  })
+  /** Decisions of one call that were counted, not written (`Coalescer`): `count` of them since the last such
+   *  line, like the written decision with this op, target, verdict and rule; `target` "*": refusals past the
+   *  first REFUSED_TARGETS_PER_CALL distinct targets of this op. `final`: written at the call's end. */
+  | (AuditSubject & { type: 'repeated'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; count: number; final: boolean })
+  /** The log's own events: the first line of a rotated-to file (`removed`: the rotation dropped, and its
+   *  bytes), and the first line written after lines were lost (`dropped`: how many, since when, why). */
+  | { type: 'log'; event: 'rotated'; removed?: string; removedBytes?: number }
+  | { type: 'log'; event: 'dropped'; lines: number; since: string; error: string };
+
+export type DecisionRecord = Extract<AuditRecord, { type: 'decision' }>;
 
 /** What a capability call is aimed at, as the log may show it (see the invariants above). */
 export function auditTarget(kind: string, request: unknown): string {
@@ -74,27 +106,134 @@ export function auditTarget(kind: string, request: unknown): string {
   }
 }
 
+/** Which decisions of one call are written and which only counted (see the invariants above). Pure: it
+ *  decides, the AuditLog writes. */
+export class Coalescer {
+  /** Written decisions by identity, with the count since the last `repeated` line. */
+  private readonly seen = new Map<string, { record: DecisionRecord; count: number }>();
+  /** Distinct refused targets written, by op; and the refusals past them, counted, by op. */
+  private readonly refusedTargets = new Map<string, number>();
+  private readonly overflow = new Map<string, { record: DecisionRecord; count: number }>();
+  private counted = 0;
+
+  /** True: write `r`. False: it was counted. */
+  admit(r: DecisionRecord): boolean {
+    const id = JSON.stringify([r.op, r.target, r.verdict, r.by, r.reason ?? '']);
+    const seen = this.seen.get(id);
+    if (seen) return this.count(seen);
+    if (r.verdict === 'deny') {
+      const n = this.refusedTargets.get(r.op) ?? 0;
+      if (n >= REFUSED_TARGETS_PER_CALL) {
+        let o = this.overflow.get(r.op);
+        if (!o) this.overflow.set(r.op, (o = { record: r, count: 0 }));
+        return this.count(o);
+      }
+      this.refusedTargets.set(r.op, n + 1);
+    }
+    this.seen.set(id, { record: r, count: 0 });
+    return true;
+  }
+
+  private count(entry: { count: number }): false {
+    entry.count++;
+    this.counted++;
+    return false;
+  }
+
+  /** Interim counts are due (REPEATED_EVERY counted since the last `repeated` lines). */
+  get due(): boolean {
+    return this.counted >= REPEATED_EVERY;
+  }
+
+  /** The `repeated` lines for what was counted since the last call of this, and the counts reset. */
+  take(final: boolean): AuditRecord[] {
+    const out: AuditRecord[] = [];
+    const line = (e: { record: DecisionRecord; count: number }, target: string) => {
+      if (e.count === 0) return;
+      const { session, extension, sha256, tool, op, verdict, by } = e.record;
+      out.push({ session, extension, sha256, tool, type: 'repeated', op, target, verdict, by, count: e.count, final });
+      e.count = 0;
+    };
+    for (const e of this.seen.values()) line(e, e.record.target);
+    for (const e of this.overflow.values()) line(e, '*');
+    this.counted = 0;
+    return out;
+  }
+}
+
 export class AuditLog {
-  private failed = false;
   private size: number;
+  /** Lines lost since the last one written, the time of the first, and why. */
+  private dropped = 0;
+  private droppedSince = '';
+  private droppedError = '';
+  /** The decisions of each running call (its CancelHook), until `endCall`. */
+  private readonly calls = new WeakMap<object, Coalescer>();
+  /** Calls that ended: a decision that settles after its call's end is written as it is. */
+  private readonly ended = new WeakSet<object>();
 
   constructor(private readonly settings: Required<AuditSettings>, private readonly warn: (line: string) => void = (l) => process.stderr.write(l + '\n')) {
     this.size = statSync(settings.path, { throwIfNoEntry: false })?.size ?? 0;
   }
 
+  /** A capability decision of the call `call` (its hook; none: written as it is). */
+  decision(call: object | undefined, record: DecisionRecord): void {
+    if (!call || this.ended.has(call)) return this.write(record);
+    let c = this.calls.get(call);
+    if (!c) this.calls.set(call, (c = new Coalescer()));
+    if (c.admit(record)) this.write(record);
+    else if (c.due) for (const r of c.take(false)) this.write(r);
+  }
+
+  /** The call `call` ended: what it counted is written. */
+  endCall(call: object): void {
+    this.ended.add(call);
+    const c = this.calls.get(call);
+    if (!c) return;
+    this.calls.delete(call);
+    for (const r of c.take(true)) this.write(r);
+  }
+
   write(record: AuditRecord): void {
-    const line = JSON.stringify({ time: new Date().toISOString(), ...record }) + '\n';
+    const time = new Date().toISOString();
     try {
-      if (this.size + line.length > this.settings.maxBytes && this.size > 0) {
-        renameSync(this.settings.path, `${this.settings.path}.1`);
-        this.size = 0;
+      if (this.dropped > 0) {
+        this.append({ type: 'log', event: 'dropped', lines: this.dropped, since: this.droppedSince, error: this.droppedError }, time);
+        this.warn(`kiln: the audit log ${this.settings.path} is written again; ${this.dropped} line(s) were lost (a "dropped" line in it says so)`);
+        this.dropped = 0;
       }
-      appendFileSync(this.settings.path, line, { mode: 0o600 });
-      this.size += Buffer.byteLength(line);
-      this.failed = false;
+      this.append(record, time);
     } catch (e) {
-      if (!this.failed) this.warn(`kiln: the audit log ${this.settings.path} cannot be written: ${(e as Error).message}`);
-      this.failed = true;
+      if (this.dropped === 0) {
+        this.droppedSince = time;
+        this.droppedError = (e as Error).message.slice(0, 300);
+        this.warn(`kiln: the audit log ${this.settings.path} cannot be written: ${this.droppedError}; lines are counted until it can, then the count is written`);
+      }
+      this.dropped++;
     }
+  }
+
+  private append(record: AuditRecord, time: string): void {
+    const line = JSON.stringify({ time, ...record }) + '\n';
+    const bytes = Buffer.byteLength(line);
+    if (this.size + bytes > this.settings.maxBytes && this.size > 0) {
+      const rotated = this.rotate();
+      this.size = 0;
+      this.append({ type: 'log', event: 'rotated', ...rotated }, time);
+    }
+    appendFileSync(this.settings.path, line, { mode: 0o600 });
+    this.size += bytes;
+  }
+
+  /** `<path>.<i>` → `<path>.<i+1>` from the oldest kept, then `<path>` → `<path>.1`; returns what was dropped. */
+  private rotate(): { removed?: string; removedBytes?: number } {
+    const [path, ...kept] = auditFiles(this.settings);
+    const oldest = kept[kept.length - 1];
+    const removedBytes = statSync(oldest, { throwIfNoEntry: false })?.size;
+    for (let i = kept.length - 1; i > 0; i--) {
+      if (statSync(kept[i - 1], { throwIfNoEntry: false })) renameSync(kept[i - 1], kept[i]);
+    }
+    renameSync(path, kept[0]);
+    return removedBytes === undefined ? {} : { removed: oldest, removedBytes };
   }
 }

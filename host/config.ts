@@ -59,6 +59,7 @@
 //   [audit]                     # one JSON line per tool call and capability decision (audit-log.ts)
 //   path = "kiln-audit.jsonl"   # relative to this file; no path: no audit log
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
+//   keep = 5                    # rotated files kept: <path>.1 … <path>.5
 //
 //   [approvals]                 # human approvals at the moment a capability is used (approvals.ts)
 //   preset = "balanced"         # "permissive" (default) | "balanced" | "strict"
@@ -86,7 +87,7 @@ import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
 import { readSecrets, SECRET_NAME } from './capabilities/secrets.js';
 import { KilnError } from './errors.js';
-import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
+import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
 import { ENV_NAME } from './manifest.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from './approvals.js';
@@ -295,13 +296,16 @@ function readAudit(file: string, v: unknown): AuditSettings {
   if (v === undefined) return DEFAULT_AUDIT;
   if (!isTable(v)) throw new ConfigError(`${file}: [audit] must be a table`);
   for (const k of Object.keys(v)) {
-    if (!['path', 'maxBytes'].includes(k)) throw new ConfigError(`${file}: [audit] has an unknown key "${k}"`);
+    if (!['path', 'maxBytes', 'keep'].includes(k)) throw new ConfigError(`${file}: [audit] has an unknown key "${k}"`);
   }
   if (v.path !== undefined && (typeof v.path !== 'string' || !v.path)) throw new ConfigError(`${file}: [audit] path must be a file path`);
   if (v.maxBytes !== undefined && !(Number.isInteger(v.maxBytes) && (v.maxBytes as number) >= 4096)) throw new ConfigError(`${file}: [audit] maxBytes must be an integer of at least 4096`);
+  const { min, max } = AUDIT_KEEP_RANGE;
+  if (v.keep !== undefined && !(Number.isInteger(v.keep) && (v.keep as number) >= min && (v.keep as number) <= max)) throw new ConfigError(`${file}: [audit] keep must be an integer from ${min} to ${max} (rotated files kept)`);
   return {
     path: v.path === undefined ? undefined : resolve(dirname(file), v.path as string),
     maxBytes: (v.maxBytes as number | undefined) ?? DEFAULT_AUDIT.maxBytes,
+    keep: (v.keep as number | undefined) ?? DEFAULT_AUDIT.keep,
   };
 }
 

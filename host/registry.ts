@@ -19,7 +19,7 @@ import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from './engine/engine.js';
 import { CANCEL_GRACE_MS, type CancelHook } from './engine/instance.js';
-import { AuditLog, auditTarget } from './audit-log.js';
+import { AuditLog, auditFiles, auditTarget } from './audit-log.js';
 import { decidedBy, grantedSecrets, NotGrantedError } from './grants.js';
 import { ApprovalGate, type AskVia, type CallQuestions } from './approval-gate.js';
 import type { WriteCount } from './capabilities/fs.js';
@@ -145,8 +145,8 @@ export class Registry {
   constructor(readonly engine: Engine, policy: OperatorPolicy = DEFAULT_POLICY, private readonly oneShot = false) {
     this.policy = { ...policy };
     this.buildCache = new BuildCache(engine.info.id);
-    const { path, maxBytes } = policy.audit;
-    if (path) this.audit = new AuditLog({ path, maxBytes });
+    const { path, maxBytes, keep } = policy.audit;
+    if (path) this.audit = new AuditLog({ path, maxBytes, keep });
     this.secrets = new SecretStore(policy.secrets); // takes the values out of kiln's environment
     this.approvals = new ApprovalGate(policy.approvals, this.audit);
   }
@@ -209,7 +209,7 @@ export class Registry {
    * version, and the failure is reported. Returns whether the exposed tools changed.
    */
   async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
-    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes } }, this.oneShot);
+    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes, keep: this.policy.audit.keep } }, this.oneShot);
     next.audit = this.audit;
     next.approvals = this.approvals;
     next.writes = this.guestWrites;
@@ -247,12 +247,11 @@ export class Registry {
   protectedFiles(): string[] {
     const config = this.policy.grants.file;
     const store = this.policy.approvals.store;
-    const audit = this.policy.audit.path;
     return [
       ...(config ? [...CONFIG_NAMES, basename(config)].map((n) => join(dirname(config), n)) : []),
       ...CONFIG_NAMES.map((n) => join(process.cwd(), n)),
       ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
-      ...(audit ? [audit, `${audit}.1`] : []),
+      ...auditFiles(this.policy.audit),
       ...this.sourcePaths, ...this.extensions.map((e) => e.file),
       BUILD_CACHE, cacheDir(), // built artifacts, and validators' code the host runs
     ];
@@ -410,10 +409,10 @@ export class Registry {
 
   /** `op`, with its decision in the audit log when there is one: denied when it fails with a PermissionError
    *  (a capability check refused it), allowed otherwise. */
-  private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, op: () => Promise<unknown>): Promise<unknown> {
+  private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, call: object | undefined, op: () => Promise<unknown>): Promise<unknown> {
     if (!this.audit || kind === 'http.read') return op();
     const started = performance.now();
-    const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => this.audit!.write({
+    const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => this.audit!.decision(call, {
       session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,
       target: auditTarget(kind, request), verdict, by, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
     });
@@ -444,7 +443,7 @@ export class Registry {
     start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
   ): Promise<unknown> {
     if (signal?.aborted) throw cancelled(name);
-    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, () => {
+    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, extras.call, () => {
       const call = extras.call && this.calls.get(extras.call);
       let sessionWritten = this.sessionWrites.get(session);
       if (!sessionWritten) this.sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
@@ -578,6 +577,7 @@ export class Registry {
       ended = true;
       clearTimeout(timer);
       this.calls.delete(hook);
+      this.audit?.endCall(hook); // what its decisions counted, not written (audit-log.ts)
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }

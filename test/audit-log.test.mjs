@@ -63,4 +63,8 @@ test('[audit] settings are checked', async (t) => {
   const r = await kiln(['mcp', '--config', join(dir, 'kiln.toml')]);
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /\[audit\] maxBytes must be an integer of at least 4096/);
+  writeFileSync(join(dir, 'kiln.toml'), '[audit]\nkeep = 0\n');
+  const k = await kiln(['mcp', '--config', join(dir, 'kiln.toml')]);
+  assert.notEqual(k.code, 0);
+  assert.match(k.stderr, /\[audit\] keep must be an integer from 1 to 1000/);
 });
