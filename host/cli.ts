@@ -13,7 +13,7 @@ import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
 import { defaultConfig } from './config-file.js';
-import { printable, printableLine } from './terminal.js';
+import { guestLog, printable, printableLine } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
 export const ONE_SHOT_TIERING_BUDGET = 1_000_000_000;
@@ -214,7 +214,7 @@ async function run(argv: string[]): Promise<number> {
   // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
   // worker thread is started.
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
-  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(`[${ext.artifact.manifest.source.name} ${level}] ${message}`), policy, policy.sessions);
+  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(guestLog([ext.artifact.manifest.source.name], level, message)), policy, policy.sessions);
   try {
     const r = await sessions.run('default', 'script', (s) => new ScriptRunner(registry, SCRIPT_CACHE).run(s, code, { timeoutMs, name: basename(script) }));
     if (r.status === 'ok') {

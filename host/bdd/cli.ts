@@ -16,6 +16,7 @@ import { createFormatter, FORMAT_NAMES, type FormatName, type Formatter } from '
 import { findFeatures, lineFilter, parseFeatures } from './features.js';
 import { buildImage, fileSha256, grantedAllow, unionAllow, type BddFile } from './image.js';
 import { BddRun, meta } from './runner.js';
+import { guestLog } from '../terminal.js';
 
 /** Step files when [test] steps names none: the seed's globs, and cucumber-js's own default. */
 export const DEFAULT_STEP_GLOBS = ['steps/**/*.{js,mjs,ts,mts}', 'step_definitions/**/*.{js,mjs,ts,mts}', 'features/**/*.{js,mjs,ts,mts}'];
@@ -158,7 +159,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   const image = await buildImage(engine, files, { base: cwd, root: commonAncestor([root, ...files.map((f) => dirname(f.file))]) }, policy.grants, builder);
 
   T('image');
-  const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => err(`[bdd ${level}] ${message}`), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
+  const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => err(guestLog(['bdd'], level, message)), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
   const streams: WriteStream[] = [];
   const formatters: Formatter[] = specs.map((s) => {
     let write: (t: string) => void = (t) => process.stdout.write(t);

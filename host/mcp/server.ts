@@ -4,7 +4,7 @@ import { Server, type Tool } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
-import { printable } from '../terminal.js';
+import { guestLog, printable } from '../terminal.js';
 import type { Registry, ToolEntry } from '../registry.js';
 import { SCRIPT_UNIT } from '../sessions.js';
 import type { ConfigWatch } from './config-watch.js';
@@ -87,7 +87,7 @@ export class McpHost {
   /** A message of kiln's own: on stderr as "kiln: text", and to every client as notifications/message from
    *  logger "kiln" (at or above the level the client chose). */
   notice(level: NoticeLevel, text: string): void {
-    this.log(`kiln: ${text}`);
+    this.log(`kiln: ${text.replace(/\r?\n/g, '\n  ')}`); // its later lines indented: only kiln's own start with "kiln:"
     this.onNotice?.(level, text);
   }
 
@@ -104,7 +104,7 @@ export class McpHost {
       registry.engine, 'mcp',
       (session, ext, level, message) => {
         const source = ext.artifact.manifest.source.name;
-        this.log(`[${session} ${source} ${level}] ${message}`);
+        this.log(guestLog([session, source], level, message));
         this.onGuestLog?.(session, source, level, message);
       },
       registry.policy, registry.policy.sessions,
