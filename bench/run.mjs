@@ -281,6 +281,18 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   srv.close();
 }
 
+// ---- another session's latency while one session floods console.log (SDK client: it parses every log message) ----
+{
+  const what = 'no-op call in another session while one floods console.log (p50 / p99)';
+  try {
+    const r = JSON.parse(execFileSync(process.execPath, [join(here, 'log-flood.mjs'), sessionsArtifact], { encoding: 'utf8', timeout: 300_000 }));
+    row(what, `${fmtUs(r.p50Us)} / ${fmtMs(r.p99Us / 1000)}`, 'p99 < 50 ms',
+      `${r.calls} calls during the 3 s flood; ${r.notifications} log messages reached the client (bench/log-flood.mjs)`);
+  } catch (e) {
+    row(what, 'error', 'p99 < 50 ms', String(e.message).split('\n')[0]);
+  }
+}
+
 // ---- the browser (allow.browser): cold launch, and one page.click as an MCP call ---------------------------
 {
   const { createServer } = await import('node:http');

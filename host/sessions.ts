@@ -10,6 +10,9 @@
 //    (its guests, vars, processes and cookies go), or is refused with a KilnError if every session is busy.
 //  - At most `maxInstances` guests are alive across all sessions; past that, the least recently used idle
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
+//  - In a server (host "mcp"), what all of a session's guests log reaches the server's stderr and its client
+//    through one SESSION_LOG_BUDGET per session (log-limiter.ts), its drops reported at the window's end: one
+//    session's log flood does not become every session's traffic.
 import type { Engine } from './engine/engine.js';
 import { WorkerPool } from './engine/pool.js';
 import { CancelledError, KilnError, cancelledMessage } from './errors.js';
@@ -18,6 +21,7 @@ import type { LoadedExtension } from './registry.js';
 import { MemoryBudget } from './memory-budget.js';
 import { Browsers } from './capabilities/browser.js';
 import { Session } from './session.js';
+import { LogLimiter, SESSION_LOG_BUDGET } from './log-limiter.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
 
@@ -99,11 +103,21 @@ export class Sessions {
     let e = this.entries.get(name);
     if (!e) {
       this.makeRoom();
-      const session = new Session(name, this.engine, this.host, (ext, level, msg) => this.onLog(name, ext, level, msg), this.policy, this.pool, this.budget, this.browsers);
+      const session = new Session(name, this.engine, this.host, this.sessionLog(name), this.policy, this.pool, this.budget, this.browsers);
       e = { session, lastUsed: Date.now(), busy: 0, queues: new Map(), running: 0 };
       this.entries.set(name, e);
     }
     return e;
+  }
+
+  /** Where session `name`'s guests log: `onLog`, bounded per session in a server (see the invariants). */
+  private sessionLog(name: string): (ext: LoadedExtension, level: string, message: string) => void {
+    if (this.host !== 'mcp') return (ext, level, msg) => this.onLog(name, ext, level, msg);
+    const limiter = new LogLimiter<{ ext: LoadedExtension; level: string }>(
+      SESSION_LOG_BUDGET, ({ ext, level }, msg) => this.onLog(name, ext, level, msg), { ext: undefined!, level: 'warn' },
+      undefined, { noticeFor: (last) => ({ ext: last.ext, level: 'warn' }), flushTimer: true },
+    );
+    return (ext, level, msg) => limiter.write({ ext, level }, msg);
   }
 
   /** Before a new session: at `maxSessions`, close the least recently used idle one; none idle: refuse. */

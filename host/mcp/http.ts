@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { KilnError } from '../errors.js';
 import type { Registry } from '../registry.js';
-import { McpHost, mcpServer, sendGuestLog, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
+import { McpHost, guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -98,6 +98,9 @@ function refuse(res: ServerResponse, status: number, message: string, headers: R
 interface Connection {
   transport: WebStandardStreamableHTTPServerTransport;
   server: ReturnType<typeof mcpServer>;
+  /** Its session's guest log lines to its client (each MCP session is a connection of its own, so one
+   *  session's log lines never wait in front of another's answers; the per-session budget bounds them). */
+  sendLog: ReturnType<typeof guestLogSender>;
   lastSeen: number;
 }
 
@@ -116,7 +119,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const connections = new Map<string, Connection>();
   mcp.onGuestLog = (session, logger, level, data) => {
     const c = connections.get(session);
-    if (c) sendGuestLog(c.server, logger, level, data);
+    if (c) c.sendLog(logger, level, data);
   };
   mcp.onNotice = (level, text) => {
     for (const c of connections.values()) sendNotice(c.server, level, text);
@@ -141,7 +144,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
       },
     });
     const server = mcpServer(mcp, version, () => id ?? 'default', watch !== undefined);
-    const c: Connection = { transport, server, lastSeen: Date.now() };
+    const c: Connection = { transport, server, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now() };
     transport.onclose = () => {
       if (id === undefined) return;
       connections.delete(id);

@@ -196,10 +196,24 @@ export class McpHost {
   }
 }
 
-/** The server's stderr: bounded (so a flood of guest logs cannot queue up in memory), never fatal. */
+/** Bytes of log lines (stderr) or log notifications (stdout) that may wait for a slow reader; past it, lines
+ *  are dropped and counted, never queued in front of later answers. */
+export const MAX_QUEUED_LOG_BYTES = 1 << 20;
+
+/** The server's stderr: bounded (so a flood of guest logs cannot queue up in memory, nor a reader who does not
+ *  keep up make the server wait), never fatal. */
 export function stderrLog(): (line: string) => void {
   process.stderr.on('error', () => {}); // EPIPE/ENOBUFS: a log line is lost, the server goes on
+  let dropped = 0;
   const limiter = new LogLimiter<null>({ windowMs: 1000, lines: 5000, chars: 4 << 20, lineChars: 64 * 1024 }, (_l, line) => {
+    if (process.stderr.writableLength > MAX_QUEUED_LOG_BYTES) {
+      dropped++;
+      return;
+    }
+    if (dropped) {
+      process.stderr.write(`kiln: ${dropped} line(s) dropped: stderr was not read as fast as they came\n`);
+      dropped = 0;
+    }
     const text = printable(line); // guest logs and names are untrusted (terminal.ts)
     process.stderr.write(text.endsWith('\n') ? text : text + '\n');
   }, null);
@@ -231,11 +245,25 @@ export function mcpServer(host: McpHost, version: string, defaultSession: () => 
 }
 
 /** A guest's log line as notifications/message on `server`, at or above the level its client set (the SDK
- *  filters; until the client sets one, everything goes). The logger is the extension's source file. */
-export function sendGuestLog(server: Server, logger: string, level: string, data: string): void {
-  // A source file named "kiln" must not pass for the server itself.
-  const name = logger === KILN_LOGGER ? `./${logger}` : logger;
-  void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger: name, data }).catch(() => {});
+ *  filters; until the client sets one, everything goes). The logger is the extension's source file. While
+ *  `queued()` (bytes written to the client and not yet taken) is past MAX_QUEUED_LOG_BYTES, log lines are
+ *  dropped and counted, not queued in front of other sessions' answers; the next one sent is preceded by a
+ *  notice with the count. */
+export function guestLogSender(server: Server, queued: () => number): (logger: string, level: string, data: string) => void {
+  let dropped = 0;
+  return (logger, level, data) => {
+    if (queued() > MAX_QUEUED_LOG_BYTES) {
+      dropped++;
+      return;
+    }
+    if (dropped) {
+      sendNotice(server, 'warning', `${dropped} log message(s) of guests dropped: the client did not read them as fast as they came`);
+      dropped = 0;
+    }
+    // A source file named "kiln" must not pass for the server itself.
+    const name = logger === KILN_LOGGER ? `./${logger}` : logger;
+    void server.sendLoggingMessage({ level: MCP_LEVEL[level] ?? 'info', logger: name, data }).catch(() => {});
+  };
 }
 
 /** A message of kiln's own as notifications/message (McpHost.notice). */
@@ -271,7 +299,8 @@ export async function serveStdio(registry: Registry, version: string, watch?: Wa
   const log = stderrLog();
   const host = new McpHost(registry, log);
   const server = mcpServer(host, version, undefined, watch !== undefined);
-  host.onGuestLog = (_session, logger, level, data) => sendGuestLog(server, logger, level, data);
+  const sendGuestLog = guestLogSender(server, () => process.stdout.writableLength);
+  host.onGuestLog = (_session, logger, level, data) => sendGuestLog(logger, level, data);
   host.onNotice = (level, text) => sendNotice(server, level, text);
   if (watch) await startWatching(host, watch, () => void server.sendToolListChanged().catch(() => {}));
   let closing = false;

@@ -31,8 +31,10 @@ attack('audit-refusal-flood', '80,000 refused fetches in one call do not push an
   const log = join(dir, 'audit.jsonl');
   const { client } = await serve(t, [join(dir, 'flood.ts')], { toml: `[audit]\npath = ${JSON.stringify(log)}\nmaxBytes = 1048576\n` });
   assert.equal((await call(client, 'mark')).isError, false);
-  const r = await call(client, 'flood');
-  assert.equal(r.json, 80000, r.text);
+  // 80,000 operations take a while on a busy machine: past the SDK's 60 s default, bounded by the attack's own.
+  const r = await client.callTool({ name: 'flood', arguments: {} }, undefined, { timeout: 580_000 });
+  assert.ok(!r.isError, JSON.stringify(r.content));
+  assert.equal(r.content[0].text, '80000');
   assert.equal(srv.hits.filter((h) => h.path.startsWith('/flood-')).length, 0, 'a refused request reached the server');
   const all = auditLines(log, 5);
   assert.ok(all.some((l) => l.type === 'decision' && l.target.endsWith(`/${mark}`) && l.verdict === 'allow'), 'the marked audit line was erased');
@@ -102,4 +104,30 @@ attack('log-forged-kiln-line', 'a guest log line with line breaks and escapes ca
     const mine = printed().filter((l) => l.includes(`kiln: forged ${what}`));
     assert.ok(mine.length >= 2 && mine.every((l) => /^\[(default|s2) forge\.ts (info|warn|error)\] /.test(l)), `the guest's "${what}" line is not marked as the guest's: ${JSON.stringify(mine)}`);
   }
+});
+
+attack('log-flood-session-budget', "one session's console.log flood reaches the client and stderr through its own budget, with the drops counted; another session is answered", async (t) => {
+  const dir = sources(t, { 'loud.ts': `
+    defineTool({ name: 'flood', exposeAsTool: true, timeoutMs: 600000, handler: () => { for (let i = 1; i <= 20000; i++) console.log('flood-line ' + i); return 'flooded'; } });
+    defineTool({ name: 'noop', exposeAsTool: true, handler: () => 'quiet' });` });
+  const messages = [];
+  const { client, stderr } = await serve(t, [join(dir, 'loud.ts')], {
+    beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => void messages.push(String(n.params.data))),
+  });
+  const flood = call(client, 'flood', {}, { session: 'loud' });
+  assert.equal((await call(client, 'noop', {}, { session: 'quiet' })).text, 'quiet', 'another session was not answered');
+  assert.equal((await flood).text, 'flooded');
+  // Lines reach the client window by window: never more than a window's budget between two drop notices
+  // (two windows' worth: the flood's first and last windows may not be full).
+  let run = 0;
+  let longest = 0;
+  for (const m of messages) {
+    if (/\bdropped \d+ log line/.test(m)) run = 0;
+    else if (m.startsWith('flood-line ')) longest = Math.max(longest, ++run);
+  }
+  assert.ok(longest <= 200, `${longest} flood lines reached the client between two drop notices`);
+  assert.ok(messages.filter((m) => m.startsWith('flood-line ')).length < 20000, 'every line reached the client');
+  const budget = /dropped (\d+) log line\(s\) .*at most 100 lines/;
+  assert.ok(await waitUntil(() => messages.some((m) => budget.test(m)), 60_000), 'no drop notice of the session budget reached the client');
+  assert.ok(await waitUntil(() => budget.test(stderr()), 60_000), 'stderr does not report the drops');
 });
