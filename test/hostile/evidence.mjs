@@ -131,3 +131,26 @@ attack('log-flood-session-budget', "one session's console.log flood reaches the 
   assert.ok(await waitUntil(() => messages.some((m) => budget.test(m)), 60_000), 'no drop notice of the session budget reached the client');
   assert.ok(await waitUntil(() => budget.test(stderr()), 60_000), 'stderr does not report the drops');
 });
+
+attack('log-stderr-unread', 'guests flood logs while nobody reads the server\'s stderr: lines are dropped and counted, not queued in the server', async (t) => {
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+  const { kilnBin, root } = await import('../helpers.mjs');
+  const dir = sources(t, { 'loud.ts': `
+    defineTool({ name: 'flood', exposeAsTool: true, timeoutMs: 600000, handler: () => { for (let i = 0; i < 2000; i++) console.log('x'.repeat(1000)); return 'flooded'; } });` });
+  // stderr is a pipe nobody reads until the floods are over (the server's writes to it cannot complete).
+  const transport = new StdioClientTransport({ command: process.execPath, args: [kilnBin, 'mcp', join(dir, 'loud.ts')], cwd: root, stderr: 'pipe' });
+  const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  t.after(() => client.close());
+  await client.connect(transport);
+  // 20 sessions: each lets at least its budget's 128 KiB through, 2.5 MiB in all, past the 1 MiB bound.
+  const floods = await Promise.all(Array.from({ length: 20 }, (_, i) => call(client, 'flood', {}, { session: `loud${i}` })));
+  for (const r of floods) assert.equal(r.text, 'flooded');
+  const text = [];
+  transport.stderr.on('data', (d) => text.push(String(d)));
+  assert.equal((await call(client, 'flood', {}, { session: 'after' })).text, 'flooded', 'the server stopped answering');
+  assert.ok(await waitUntil(() => /kiln: \d+ line\(s\) dropped: stderr was not read as fast as they came/.test(text.join('')), 60_000),
+    'the lines nobody read were not reported as dropped');
+  const stderrBytes = text.join('').length;
+  assert.ok(stderrBytes < 4 * 1024 * 1024, `${stderrBytes} characters of stderr were held for a reader who was not reading`);
+});
