@@ -16,7 +16,7 @@ const client = new Client({ name: 'bench', version: '0' });
 let notifications = 0;
 client.setNotificationHandler('notifications/message', () => { notifications++; });
 await client.connect(transport);
-const callIn = (session, name) => client.callTool({ name, arguments: {}, _meta: { session } }, undefined, { timeout: 600_000 });
+const callIn = (session, name) => client.callTool({ name, arguments: {}, _meta: { session } }, { timeout: 600_000 });
 try {
   await callIn('flooder', 'bench.noop');
   for (let i = 0; i < 50; i++) await callIn('quiet', 'bench.noop'); // warm

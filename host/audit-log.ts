@@ -39,6 +39,8 @@ export function auditFiles(settings: AuditSettings): string[] {
 export const REFUSED_TARGETS_PER_CALL = 20;
 /** A call still running writes its counts each time this many more decisions were counted. */
 export const REPEATED_EVERY = 10_000;
+/** Distinct decisions a call's Coalescer remembers (its memory bound); later distinct ones are written. */
+const MAX_TRACKED = 10_000;
 
 /** Who did it: the call's session, the extension file and artifact hash, the tool. */
 export interface AuditSubject {
@@ -130,7 +132,7 @@ export class Coalescer {
       }
       this.refusedTargets.set(r.op, n + 1);
     }
-    this.seen.set(id, { record: r, count: 0 });
+    if (this.seen.size < MAX_TRACKED) this.seen.set(id, { record: r, count: 0 });
     return true;
   }
 

@@ -113,8 +113,10 @@ export class Sessions {
   /** Where session `name`'s guests log: `onLog`, bounded per session in a server (see the invariants). */
   private sessionLog(name: string): (ext: LoadedExtension, level: string, message: string) => void {
     if (this.host !== 'mcp') return (ext, level, msg) => this.onLog(name, ext, level, msg);
-    const limiter = new LogLimiter<{ ext: LoadedExtension; level: string }>(
-      SESSION_LOG_BUDGET, ({ ext, level }, msg) => this.onLog(name, ext, level, msg), { ext: undefined!, level: 'warn' },
+    // The "dropped" notice goes out as the extension that logged last (noticeFor); a limiter has dropped
+    // nothing before its first line, so the placeholder level is never sent.
+    const limiter = new LogLimiter<{ ext?: LoadedExtension; level: string }>(
+      SESSION_LOG_BUDGET, ({ ext, level }, msg) => ext && this.onLog(name, ext, level, msg), { level: 'warn' },
       undefined, { noticeFor: (last) => ({ ext: last.ext, level: 'warn' }), flushTimer: true },
     );
     return (ext, level, msg) => limiter.write({ ext, level }, msg);

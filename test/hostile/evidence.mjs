@@ -32,7 +32,7 @@ attack('audit-refusal-flood', '80,000 refused fetches in one call do not push an
   const { client } = await serve(t, [join(dir, 'flood.ts')], { toml: `[audit]\npath = ${JSON.stringify(log)}\nmaxBytes = 1048576\n` });
   assert.equal((await call(client, 'mark')).isError, false);
   // 80,000 operations take a while on a busy machine: past the SDK's 60 s default, bounded by the attack's own.
-  const r = await client.callTool({ name: 'flood', arguments: {} }, undefined, { timeout: 580_000 });
+  const r = await client.callTool({ name: 'flood', arguments: {} }, { timeout: 580_000 });
   assert.ok(!r.isError, JSON.stringify(r.content));
   assert.equal(r.content[0].text, '80000');
   assert.equal(srv.hits.filter((h) => h.path.startsWith('/flood-')).length, 0, 'a refused request reached the server');
