@@ -154,3 +154,47 @@ attack('log-stderr-unread', 'guests flood logs while nobody reads the server\'s 
   const stderrBytes = text.join('').length;
   assert.ok(stderrBytes < 4 * 1024 * 1024, `${stderrBytes} characters of stderr were held for a reader who was not reading`);
 });
+
+attack('log-stdout-unread', 'guests flood logs while the client reads nothing: log messages are dropped and counted, not queued ahead of answers', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { kilnBin, root } = await import('../helpers.mjs');
+  const srv = await startServer(t);
+  const dir = sources(t, { 'loud.ts': `
+    defineTool({ name: 'flood', exposeAsTool: true, timeoutMs: 600000, allow: { net: ['127.0.0.1:${srv.port}'] }, handler: async () => {
+      for (let i = 0; i < 2000; i++) console.log('x'.repeat(1000));
+      await fetch('http://127.0.0.1:${srv.port}/flood-done'); // tells the test it has logged everything
+      return 'flooded';
+    } });
+    defineTool({ name: 'one', exposeAsTool: true, handler: () => { console.log('one line'); return 'one'; } });` });
+  const child = spawn(process.execPath, [kilnBin, 'mcp', join(dir, 'loud.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  child.stderr.resume(); // read and ignored
+  let out = '';
+  let bytes = 0;
+  const parsed = [];
+  const messages = () => parsed;
+  const send = (id, method, params) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), method, params }) + '\n');
+  child.stdout.on('data', (d) => {
+    bytes += d.length;
+    out += d;
+    const lines = out.split('\n');
+    out = lines.pop();
+    for (const l of lines) if (l) parsed.push(JSON.parse(l));
+  });
+  send(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kiln-test', version: '0' } });
+  assert.ok(await waitUntil(() => messages().some((m) => m.id === 1), 60_000), 'the server did not answer initialize');
+  send(undefined, 'notifications/initialized');
+  // The client stops reading: 20 sessions flood, each letting at least its budget's 128 KiB through.
+  child.stdout.pause();
+  for (let i = 0; i < 20; i++) send(10 + i, 'tools/call', { name: 'flood', arguments: {}, _meta: { session: `loud${i}` } });
+  const finished = () => srv.hits.filter((h) => h.path === '/flood-done').length;
+  assert.ok(await waitUntil(() => finished() === 20, 120_000), `only ${finished()} of the 20 floods finished`);
+  child.stdout.resume();
+  assert.ok(await waitUntil(() => [...Array(20).keys()].every((i) => messages().some((m) => m.id === 10 + i)), 120_000), 'a flood was not answered');
+  send(100, 'tools/call', { name: 'one', arguments: {}, _meta: { session: 'after' } });
+  assert.ok(await waitUntil(() => messages().some((m) => m.id === 100), 60_000), 'the server stopped answering');
+  const notice = /(\d+) log message\(s\) of guests dropped: the client did not read them as fast as they came/;
+  assert.ok(await waitUntil(() => messages().some((m) => m.method === 'notifications/message' && notice.test(String(m.params.data))), 60_000),
+    'the log messages the client could not take were not reported as dropped');
+  assert.ok(bytes < 4 * 1024 * 1024, `${bytes} bytes of log messages were held for a client that was not reading`);
+}, { timeout: 600_000 });
