@@ -97,12 +97,13 @@ defineTool({ name: 'a.closed', exposeAsTool: true, annotations: { openWorldHint:
   assert.deepEqual(pure['a.cautious'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
   assert.deepEqual(pure['a.destroys'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
   assert.deepEqual(pure['a.closed'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
-  // A tool with allow.net makes every tool that can call it open-world; claiming otherwise changes nothing.
+  // A tool with allow.net makes every tool that can call it open-world, and not read-only (allow.net cannot
+  // restrict methods: it can send DELETE); claiming otherwise changes nothing.
   const net = await annotationsOf(`
 defineTool({ name: 'a.pure', exposeAsTool: true, handler: () => 1 });
 defineTool({ name: 'a.net', exposeAsTool: true, annotations: { openWorldHint: false }, allow: { net: ['127.0.0.1'] }, handler: () => 1 });`);
-  assert.deepEqual(net['a.pure'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
-  assert.deepEqual(net['a.net'], { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  assert.deepEqual(net['a.pure'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+  assert.deepEqual(net['a.net'], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
   // An unexposed helper with a command (reachable only through plugins[...]) still counts, also through exec.
   const hidden = await annotationsOf(`
 defineTool({ name: 'a.proxy', exposeAsTool: true, annotations: { readOnlyHint: true }, handler: () => plugins['a.helper']({}) });

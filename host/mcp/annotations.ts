@@ -5,8 +5,10 @@
 // What a tool can reach includes every tool it can call through plugins[...]: its own file's tools and those
 // its allow.tools names, transitively (capabilities/tools.ts).
 //
-//  - readOnlyHint: no command, no browser and no allow.fs write prefix is within reach, and the author does not say otherwise
-//    (readOnlyHint: false, or destructiveHint: true).
+//  - readOnlyHint: no command, no network (allow.net), no secret, no browser and no allow.fs write prefix is
+//    within reach, and the author does not say otherwise (readOnlyHint: false, or destructiveHint: true).
+//    allow.net names hosts, not methods: a tool that can reach a host can send it POST, PUT and DELETE (with
+//    the operator's credentials, when it declares a secret), so kiln cannot call it read-only.
 //  - destructiveHint: not read-only. An author cannot lower it: kiln cannot tell what a command does.
 //  - idempotentHint: read-only. An author may say false.
 //  - openWorldHint: allow.net or allow.browser is within reach. An author may say true.
@@ -15,7 +17,10 @@ import type { ToolAnnotations, ToolManifest } from '../manifest.js';
 /** What a tool can reach: its own grants, and those of the tools it may call. */
 export interface Reach {
   commands: boolean;
+  /** allow.net: any method to the hosts it names (allow.net cannot restrict methods). */
   net: boolean;
+  /** allow.secrets: requests carrying the operator's credentials. */
+  secrets?: boolean;
   /** A browser (allow.browser, on a server whose [browser] is enabled): it can submit forms, so it writes. */
   browser: boolean;
   /** allow.fs with a write prefix: it can write, rename and remove files. */
@@ -24,7 +29,7 @@ export interface Reach {
 
 export function annotations(tool: ToolManifest, reach: Reach): Required<ToolAnnotations> {
   const claimed = tool.annotations ?? {};
-  const readOnly = !reach.commands && !reach.browser && !reach.fsWrite && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
+  const readOnly = !reach.commands && !reach.net && !reach.secrets && !reach.browser && !reach.fsWrite && claimed.readOnlyHint !== false && claimed.destructiveHint !== true;
   return {
     readOnlyHint: readOnly,
     destructiveHint: !readOnly,

@@ -127,10 +127,12 @@ export class McpHost {
     const loaded = new Map([...this.registry.tools].map(([name, e]) => [name, { manifest: e.manifest, file: e.extension.file }]));
     const byFile = toolsByFile(loaded);
     const reachOf = (name: string) => {
-      const all = [...reachableTools(name, loaded, byFile)].map((n) => effective(this.registry.tools.get(n)!));
+      const reachable = [...reachableTools(name, loaded, byFile)].map((n) => this.registry.tools.get(n)!);
+      const all = reachable.map(effective);
       return {
         commands: all.some((a) => a.commands.length > 0),
         net: all.some((a) => a.net.length > 0),
+        secrets: reachable.some((e) => (e.manifest.allow.secrets ?? []).length > 0),
         browser: all.some((a) => a.browser.length > 0),
         fsWrite: all.some((a) => a['fs.write'].length > 0),
       };
