@@ -16,6 +16,7 @@
 //
 //   [commands]                  # the operator's switch on allow.commands
 //   enabled = true              # false: no extension runs any command, whatever it declares
+//   maxProcesses = 64           # commands (one-shot and persistent) running at once in the server, all sessions
 //   [commands.extensions]       # the older spelling of [grants."<file>"] commands (one or the other per file)
 //   "extensions/git-sha.ts" = ["headSha"]
 //
@@ -86,6 +87,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
 import { readSecrets, SECRET_NAME } from './capabilities/secrets.js';
+import { DEFAULT_MAX_PROCESSES } from './capabilities/commands.js';
 import { KilnError } from './errors.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grant, type Grants } from './grants.js';
@@ -184,7 +186,7 @@ export function readConfig(file: string): KilnConfig {
     extensions: ext.map((e) => resolve(dirname(file), e)),
     exclude,
     policy: {
-      commands: { enabled: commands.enabled },
+      commands: { enabled: commands.enabled, maxProcesses: commands.maxProcesses },
       grants: readGrants(file, doc.policy, doc.grants, commands.extensions),
       net: readNet(file, doc.net),
       allowEnv: readAllowEnv(file, doc.scripting),
@@ -397,6 +399,9 @@ function readNet(file: string, v: unknown): NetPolicy {
   return out;
 }
 
+/** The highest [commands] maxProcesses: each command is a reaper and its process, under the machine's own limits. */
+const MAX_PROCESSES_CEILING = 4096;
+
 const MAX_MEMORY = 512 * 1024 * 1024; // the engine's hard ceiling on linear memory
 const MAX_RESULT_BYTES = 64 * 1024 * 1024; // clients disconnect on messages much larger than this
 
@@ -448,18 +453,20 @@ function readAllowEnv(file: string, v: unknown): string[] {
   return list;
 }
 
-function readCeiling(file: string, v: unknown): { enabled: boolean; extensions: Record<string, string[]> } {
-  if (v === undefined) return { enabled: true, extensions: {} };
+function readCeiling(file: string, v: unknown): { enabled: boolean; maxProcesses: number; extensions: Record<string, string[]> } {
+  if (v === undefined) return { enabled: true, maxProcesses: DEFAULT_MAX_PROCESSES, extensions: {} };
   const bad = (msg: string) => new ConfigError(`${file}: [commands] ${msg}`);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('must be a table');
   const t = v as Record<string, unknown>;
-  for (const k of Object.keys(t)) if (k !== 'enabled' && k !== 'extensions') throw bad(`has an unknown key "${k}" (enabled, extensions)`);
+  for (const k of Object.keys(t)) if (k !== 'enabled' && k !== 'extensions' && k !== 'maxProcesses') throw bad(`has an unknown key "${k}" (enabled, maxProcesses, extensions)`);
   if (t.enabled !== undefined && typeof t.enabled !== 'boolean') throw bad('enabled must be true or false');
+  const max = t.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_PROCESSES_CEILING) throw bad(`maxProcesses must be an integer from 1 to ${MAX_PROCESSES_CEILING}`);
   const exts = t.extensions ?? {};
   if (typeof exts !== 'object' || exts === null || Array.isArray(exts)) throw bad('extensions must be a table of file name → [command names]');
   for (const [name, list] of Object.entries(exts)) {
     if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw bad(`extensions."${name}" must be a list of command names`);
   }
   keyed(file, '[commands.extensions]', exts as Record<string, string[]>); // two spellings of one file: an error
-  return { enabled: t.enabled !== false, extensions: exts as Record<string, string[]> };
+  return { enabled: t.enabled !== false, maxProcesses: max, extensions: exts as Record<string, string[]> };
 }

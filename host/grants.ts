@@ -276,3 +276,14 @@ export function decidedBy(grants: Grants, ext: ExtensionIdentity, op: string, re
   if (refused) return where;
   return granted(grants, ext, kind) ? where : 'declared';
 }
+
+/** The kinds among `net` and `browser` of which a config change from `before` to `after` took something away
+ *  from a tool declaring `allow` of `ext`: a host pattern effective before and not after. What such a tool
+ *  opened under the old grant (its browser pages, its requests in flight) is closed (mcp/config-watch.ts). */
+export function narrowedKinds(
+  allow: Allow, ext: ExtensionIdentity, before: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>, after: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>,
+): ('net' | 'browser')[] {
+  const was = authority(allow, ext, before).effective;
+  const now = authority(allow, ext, after).effective;
+  return (['net', 'browser'] as const).filter((k) => was[k].some((p) => !now[k].includes(p)));
+}

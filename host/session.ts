@@ -193,6 +193,21 @@ export class Session {
     p?.then((i) => i.stop(new GuestCrashError(`the guest was reset: ${reason}`)), () => {}); // stopped even mid-run
   }
 
+  /** The extension files that hold a browser context or HTTP state in this session. */
+  extensionFiles(): string[] {
+    return [...new Set([...this.browserByExt.keys(), ...this.httpByExt.keys()])];
+  }
+
+  /** The operator took away `kinds` of what `file` was granted: its browser context (its pages) is closed, its
+   *  requests in flight are aborted and its open bodies destroyed. Cookies and vars stay. */
+  revoke(file: string, kinds: ('net' | 'browser')[]): void {
+    if (kinds.includes('browser')) {
+      void this.browserByExt.get(file)?.close();
+      this.browserByExt.delete(file);
+    }
+    if (kinds.includes('net')) this.httpByExt.get(file)?.revoke();
+  }
+
   close(): void {
     for (const ext of [...this.instances.keys()]) this.discard(ext, 'the session ended');
     this.leaveWorker();

@@ -22,6 +22,7 @@ import { MemoryBudget } from './memory-budget.js';
 import { Browsers } from './capabilities/browser.js';
 import { Session } from './session.js';
 import { LogLimiter, SESSION_LOG_BUDGET } from './log-limiter.js';
+import type { Origin } from './capabilities/processes.js';
 
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
 
@@ -197,6 +198,23 @@ export class Sessions {
         void this.run(name, unit, async (s) => s.discard(ext, reason)).catch(() => {});
       }
     }
+  }
+
+  /** A revocation (the operator's config changed: mcp/config-watch.ts): in every session, stop the commands
+   *  `covered` no longer covers, and close what `narrowed(file)` says each extension lost (its browser pages,
+   *  its requests in flight). Returns the commands stopped, as "session: name". */
+  revoke(covered: (name: string, origin: Origin) => boolean, narrowed: (file: string) => ('net' | 'browser')[]): string[] {
+    const stopped: string[] = [];
+    const lost = new Map<string, ('net' | 'browser')[]>();
+    for (const [name, e] of this.entries) {
+      for (const c of e.session.processes.revoke(covered, 'was stopped: the operator revoked its grant')) stopped.push(`${name}: ${c}`);
+      for (const file of e.session.extensionFiles()) {
+        if (!lost.has(file)) lost.set(file, narrowed(file));
+        const kinds = lost.get(file)!;
+        if (kinds.length) e.session.revoke(file, kinds);
+      }
+    }
+    return stopped;
   }
 
   /** Close sessions idle past the TTL. */

@@ -194,7 +194,7 @@ test('the operator ceiling: commands off entirely, or only listed names; kiln_ex
   assert.deepEqual(tool.granted.commands, ['echoArgv'], 'granted is shown');
   assert.deepEqual(tool.effective.commands, Object.keys(tool.allow.commands).filter((n) => n === 'echoArgv'), 'effective is declared ∩ granted');
   assert.deepEqual(tool.granted.net, null, 'a kind the grant does not list is not narrowed (mode "declared")');
-  assert.deepEqual(audit.operator.commands, { enabled: true });
+  assert.deepEqual(audit.operator.commands, { enabled: true, maxProcesses: 64 });
   assert.equal(audit.operator.policy.mode, 'declared');
   const bad = join(dir, 'bad.toml');
   writeFileSync(bad, '[commands]\nenabled = "yes"\n');

@@ -143,7 +143,10 @@ export class BrowserGate {
     socket.on('close', () => upstream.destroy());
   }
 
+  /** Stop: every connection the browser holds to the gate, and every stream and tunnel to a host, is cut. */
   close(): void {
+    for (const socket of this.tunnels.keys()) socket.destroy();
+    this.tunnels.clear();
     this.server.close();
     this.server.closeAllConnections?.();
   }

@@ -28,14 +28,36 @@ const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export interface CommandCeiling {
   /** false: no extension may run any command. */
   enabled: boolean;
+  /** Commands (one-shot and persistent) running at once in the server, across sessions (processes.ts);
+   *  absent: DEFAULT_MAX_PROCESSES. */
+  maxProcesses?: number;
 }
 
-export const OPEN_CEILING: CommandCeiling = { enabled: true };
+/** [commands] maxProcesses by default: commands running at once in one server, across its sessions. */
+export const DEFAULT_MAX_PROCESSES = 64;
+
+export const OPEN_CEILING: CommandCeiling = { enabled: true, maxProcesses: DEFAULT_MAX_PROCESSES };
 
 /** The command names a tool may run: what it declares AND what the operator grants its extension. */
 export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceiling: CommandCeiling, grants: Grants = NO_GRANTS): string[] {
   if (!ceiling.enabled) return [];
   return intersectNames(Object.keys(allow.commands), granted(grants, extension, 'commands'));
+}
+
+/**
+ * Whether a command still running, started as `name` under `origin` (the extension and the declaration of the
+ * tool that started it), is covered by the operator's settings `after` a config change from `before`. It is
+ * when the new settings grant it. A command the new settings do not grant is stopped, except in mode "ask"
+ * when the settings before did not grant it either: a human approved it then, and the change took nothing
+ * away from it (a grant that covered it, or the mode that let it run unasked).
+ */
+export function stillCovered(
+  name: string, origin: { extension: ExtensionIdentity; allow: Allow },
+  before: { ceiling: CommandCeiling; grants: Grants }, after: { ceiling: CommandCeiling; grants: Grants },
+): boolean {
+  if (grantedCommands(origin.allow, origin.extension, after.ceiling, after.grants).includes(name)) return true;
+  if (!after.ceiling.enabled || after.grants.mode !== 'ask') return false;
+  return before.grants.mode === 'ask' && !grantedCommands(origin.allow, origin.extension, before.ceiling, before.grants).includes(name);
 }
 
 /** The spec a call to `commands.<verb>(name)` may use, or a PermissionError saying why not (a NotGrantedError

@@ -364,6 +364,14 @@ export class HttpSession {
     this.bodies.clear();
   }
 
+  /** The operator took away hosts this extension was granted: abort its requests in flight and destroy its open
+   *  bodies (the next request is judged by the new grant, on a new connection). Cookies stay. */
+  revoke(): void {
+    this.releaseBodies();
+    void this.agent?.destroy().catch(() => {});
+    this.agent = undefined;
+  }
+
   close(): void {
     for (const b of this.bodies.values()) b.destroy();
     this.bodies.clear();

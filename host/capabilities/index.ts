@@ -90,7 +90,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       const { spec, asked } = await commandSpec(ctx, 'run', req.name, req.vars);
       const proc = substitute(spec, req.vars ?? {});
       if (!asked) await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
-      return runOnce(req.name as string, spec, proc, ctx.processes, extras.signal);
+      return runOnce(req.name as string, spec, proc, ctx.processes, extras.signal, { extension: ctx.extension, allow: ctx.tool.allow }, ctx.ceiling.maxProcesses);
     }
     case 'commands.start': {
       const { spec, asked } = await commandSpec(ctx, 'start', req.name, {});
@@ -100,7 +100,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       if (!asked && !ctx.processes.status(ctx.owner, req.name as string, spec).running) {
         await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
       }
-      return ctx.processes.start(ctx.owner, req.name as string, spec, proc);
+      return ctx.processes.start(ctx.owner, req.name as string, spec, proc, { extension: ctx.extension, allow: ctx.tool.allow }, ctx.ceiling.maxProcesses);
     }
     case 'commands.status': {
       const { spec } = await commandSpec(ctx, 'status', req.name, {});

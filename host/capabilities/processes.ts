@@ -16,6 +16,12 @@
 //    server (its initial environment, memory, command line) or of any process outside exists for it. Where the
 //    kernel does not, kiln says so once on stderr: at start when a loaded tool declares commands, else at the
 //    first command (docs/security.md says what holds then).
+//  - Commands running at once in the whole server (one-shot and persistent, every session) never pass
+//    [commands] maxProcesses: one past it is refused before anything is spawned. A command counts until its
+//    reaper has exited, that is until everything it started is gone.
+//  - Every running command remembers the extension and the declaration it was started under (its Origin), so
+//    that a revocation (the operator's config changed: commands.ts `stillCovered`) stops exactly those the new
+//    settings no longer cover.
 //  - Without the reaper (not Linux, no build/kiln-reaper, or one built for another machine: the package ships a
 //    static linux-x64 one, scripts/build-reaper.sh) commands run directly and only their process group is
 //    killed: a setsid'd descendant, or anything after a SIGKILL of the server, could survive, and nothing hides
@@ -26,8 +32,9 @@ import { join } from 'node:path';
 import type { execa as Execa, ResultPromise } from 'execa';
 import { KilnError } from '../errors.js';
 import { repoRoot } from '../paths.js';
-import type { CommandSpec } from '../manifest.js';
-import type { Invocation } from './commands.js';
+import type { Allow, CommandSpec } from '../manifest.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
+import { DEFAULT_MAX_PROCESSES, type Invocation } from './commands.js';
 
 export const OUTPUT_LIMIT = 8 * 1024 * 1024;
 export const RING_BYTES = 64 * 1024;
@@ -35,6 +42,39 @@ export const MAX_PERSISTENT = 16;
 /** One-shot commands running at once in a session; past it a call fails at once. */
 export const MAX_RUNNING = 16;
 const STDERR_TAIL = 2048;
+
+/** The extension and the declaration a command was started under: what a revocation judges it by. */
+export interface Origin {
+  extension: ExtensionIdentity;
+  allow: Allow;
+}
+
+/** The commands running now in this server (a server is one process), every session's: their reapers' pids. */
+const serverRunning = new Set<number>();
+
+/** The number of commands running now in this server (for tests and reports). */
+export function runningInServer(): number {
+  return serverRunning.size;
+}
+
+/** Refuse a new command when the server already runs `max` ([commands] maxProcesses). */
+function admit(name: string, max: number): void {
+  if (serverRunning.size >= max) {
+    throw new CommandError(
+      `command "${name}" was not started: this server already runs ${serverRunning.size} commands, its limit ([commands] maxProcesses = ${max}); ` +
+        `wait for some to end or stop some, or raise the limit in kiln.toml, e.g. [commands] maxProcesses = ${max * 2}`,
+    );
+  }
+}
+
+/** Count `child` as running in the server until it (its reaper, and so everything it started) has exited. */
+function counted(child: ResultPromise): void {
+  const pid = child.pid;
+  if (!pid) return;
+  serverRunning.add(pid);
+  const done = () => serverRunning.delete(pid);
+  (child as unknown as Promise<unknown>).then(done, done);
+}
 
 /** A command that failed. When it ran and ended badly, `fields` are what the guest's CommandError exposes:
  *  exitCode (null when a signal killed it), signal, and its stdout and stderr (each at most 8 MiB). */
@@ -167,18 +207,22 @@ function spawn(inv: Invocation, spec: CommandSpec, buffer: boolean): ResultPromi
 
 /** Run a one-shot command to completion and shape its stdout. `table` counts and tracks the session's
  *  running ones; `signal` fires when the call that started it ends, which stops it. */
-export async function runOnce(name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable, signal?: AbortSignal): Promise<unknown> {
+export async function runOnce(
+  name: string, spec: CommandSpec, inv: Invocation, table: ProcessTable, signal: AbortSignal | undefined, origin: Origin, maxProcesses = DEFAULT_MAX_PROCESSES,
+): Promise<unknown> {
   await loadProcessSupport(); // before the checks: from them to the spawn nothing may yield to another call
   if (signal?.aborted) throw new CommandError(`command "${name}" was not started: its call had already ended`);
   if (table.oneShots.size >= MAX_RUNNING) throw new CommandError(`a session runs at most ${MAX_RUNNING} one-shot commands at once; await some first`);
+  admit(name, maxProcesses);
   const child = spawn(inv, spec, true);
+  counted(child);
   const pid = child.pid ?? 0;
-  if (pid) table.oneShots.add(pid);
   let stopped: string | undefined;
   const stop = (why: string) => {
     stopped ??= why;
     stopTree(pid);
   };
+  if (pid) table.oneShots.set(pid, { name, origin, stop });
   const timer = spec.timeoutMs ? setTimeout(() => stop(`timed out after ${spec.timeoutMs} ms`), spec.timeoutMs) : undefined;
   const onAbort = () => stop('was stopped: the call that ran it ended');
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -230,6 +274,8 @@ class Ring {
 }
 
 interface Persistent {
+  name: string;
+  origin: Origin;
   child: ResultPromise;
   pid: number;
   startedAt: number;
@@ -251,8 +297,8 @@ export interface ProcessStatus {
 /** A session's persistent processes, keyed by extension file, command name and spec. */
 export class ProcessTable {
   private readonly procs = new Map<string, Persistent>();
-  /** Pids of the one-shot commands running now (see runOnce). */
-  readonly oneShots = new Set<number>();
+  /** The one-shot commands running now, by pid (see runOnce). */
+  readonly oneShots = new Map<number, { name: string; origin: Origin; stop(why: string): void }>();
 
   private static key(owner: string, name: string, spec: CommandSpec): string {
     return JSON.stringify([owner, name, spec.run, spec.env, spec.cwd ?? null]);
@@ -262,14 +308,16 @@ export class ProcessTable {
     return [...this.procs.values()].filter((p) => p.running).length;
   }
 
-  start(owner: string, name: string, spec: CommandSpec, inv: Invocation): { name: string; pid: number } {
+  start(owner: string, name: string, spec: CommandSpec, inv: Invocation, origin: Origin, maxProcesses = DEFAULT_MAX_PROCESSES): { name: string; pid: number } {
     const key = ProcessTable.key(owner, name, spec);
     const existing = this.procs.get(key);
     if (existing?.running) return { name, pid: existing.pid };
     if (this.running >= MAX_PERSISTENT) throw new CommandError(`a session runs at most ${MAX_PERSISTENT} persistent processes; stop one first`);
+    admit(name, maxProcesses);
     const child = spawn(inv, spec, false);
+    counted(child);
     if (!child.pid) throw new CommandError(`command "${name}" could not start (${inv.file})`);
-    const p: Persistent = { child, pid: child.pid, startedAt: Date.now(), exitCode: null, running: true, stdout: new Ring(), stderr: new Ring() };
+    const p: Persistent = { name, origin, child, pid: child.pid, startedAt: Date.now(), exitCode: null, running: true, stdout: new Ring(), stderr: new Ring() };
     child.stdout?.on('data', (b: Buffer) => p.stdout.push(b));
     child.stderr?.on('data', (b: Buffer) => p.stderr.push(b));
     child.then((r: any) => {
@@ -306,6 +354,25 @@ export class ProcessTable {
   /** Stop every command of the session now, persistent and one-shot (synchronous: safe in an exit handler). */
   killAll(): void {
     for (const p of this.procs.values()) if (p.running) stopTree(p.pid);
-    for (const pid of this.oneShots) stopTree(pid);
+    for (const pid of this.oneShots.keys()) stopTree(pid);
+  }
+
+  /** Stop, with everything they started, the running commands `covered` no longer covers (a revocation:
+   *  commands.ts stillCovered decides); a one-shot command's call fails saying `why`. Returns what was stopped. */
+  revoke(covered: (name: string, origin: Origin) => boolean, why: string): string[] {
+    const stopped: string[] = [];
+    for (const p of this.procs.values()) {
+      if (p.running && !covered(p.name, p.origin)) {
+        stopTree(p.pid);
+        stopped.push(p.name);
+      }
+    }
+    for (const c of this.oneShots.values()) {
+      if (!covered(c.name, c.origin)) {
+        c.stop(why);
+        stopped.push(c.name);
+      }
+    }
+    return stopped;
   }
 }

@@ -3,7 +3,10 @@
 // the previous settings in force and says why. What applies live: [policy], [grants], [commands], [scripting],
 // [net] and [limits] (new guests: every guest is replaced once its current call ends, so that env and memory
 // limits apply; a call in flight is never cut), `extensions`
-// and `exclude` (the registry reloads). [sessions], [http], [browser], [audit] and [secrets.*] (their values
+// and `exclude` (the registry reloads). A change that takes authority away applies to what runs too (a
+// revocation): commands running under a command grant the new settings do not cover are stopped, one-shot and
+// persistent (capabilities/commands.ts stillCovered decides), and an extension that lost browser or net hosts has
+// its browser pages closed and its requests in flight aborted (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.
@@ -11,6 +14,8 @@ import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { readConfig, type KilnConfig } from '../config.js';
 import type { McpHost } from './server.js';
+import { stillCovered } from '../capabilities/commands.js';
+import { narrowedKinds } from '../grants.js';
 
 const DEBOUNCE_MS = 200;
 
@@ -57,6 +62,19 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
         host.notice('error', `reloading the extensions of ${config.file} failed, the previous tools keep serving: ${(e as Error)?.message ?? e}`);
       }
       host.sessions.retireGuests('the operator changed the config');
+      const was = { ceiling: prev.policy.commands, grants: prev.policy.grants };
+      const now = { ceiling: next.policy.commands, grants: next.policy.grants };
+      const byFile = new Map(host.registry.extensions.map((e) => [e.file, e]));
+      const stopped = host.sessions.revoke(
+        (name, origin) => stillCovered(name, origin, was, now),
+        (file) => {
+          const ext = byFile.get(file);
+          if (!ext) return [];
+          const id = { file, sha256: ext.artifact.sha256 };
+          return [...new Set(ext.artifact.manifest.tools.flatMap((t) => narrowedKinds(t.allow, id, prev.policy, next.policy)))];
+        },
+      );
+      if (stopped.length) host.notice('info', `stopped ${stopped.length} command(s) the new settings no longer grant: ${stopped.join(', ')}`);
       host.notice('info', `${config.file} changed: the new settings apply from the next call` +
         (needRestart.length ? `; [${needRestart.join('], [')}] take effect after a restart` : ''));
       if (JSON.stringify(host.listTools()) !== before) toolsChanged();

@@ -37,3 +37,155 @@ defineTool({ name: 'd.pure', exposeAsTool: true, handler: () => 1 });\n`,
   assert.equal((await call(client, 'd.remove', { url: `${srv.base}/hello` })).text, '200');
   assert.ok(srv.hits.some((h) => h.method === 'DELETE'));
 });
+
+// ---- processes per server -------------------------------------------------------------------------------
+
+const MANY = 16;
+const SESSIONS = 13;
+const BOUND = 64; // [commands] maxProcesses by default
+
+attack('proc-server-bound', `${SESSIONS} sessions x ${MANY} persistent processes: past [commands] maxProcesses (${BOUND}) every start is refused`, async (t) => {
+  const n = unique();
+  const commands = Object.fromEntries(Array.from({ length: MANY }, (_, i) => [`p${i}`, { run: ['sleep', n], persistent: true }]));
+  const dir = sources(t, {
+    'many.ts': `const C = ${JSON.stringify(commands)};
+defineTool({ name: 'm.startAll', exposeAsTool: true, timeoutMs: 120000, allow: { commands: C }, handler: async ({ commands }: any) => {
+  const out: string[] = [];
+  for (const name of Object.keys(C)) {
+    try { await commands.start(name); out.push('started'); } catch (e: any) { out.push(String(e.message)); }
+  }
+  return out;
+} });\n`,
+  });
+  const { client } = await serve(t, [dir]);
+  t.after(() => waitUntil(() => live(`sleep ${n}`).length === 0, 15_000));
+  let peak = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    for (let i = 0; i < 2000 && sampling; i++) {
+      peak = Math.max(peak, sleeping(n).length);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  let outcomes;
+  try {
+    outcomes = (await Promise.all(Array.from({ length: SESSIONS }, (_, s) => call(client, 'm.startAll', {}, { session: `s${s}` }))))
+      .flatMap((r) => {
+        assert.equal(r.isError, false, r.text);
+        return JSON.parse(r.text);
+      });
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+  const started = outcomes.filter((o) => o === 'started').length;
+  const refused = outcomes.filter((o) => o !== 'started');
+  assert.equal(started, BOUND, `started ${started}`);
+  assert.equal(refused.length, SESSIONS * MANY - BOUND);
+  for (const why of refused) assert.match(why, /\[commands\] maxProcesses = 64/);
+  peak = Math.max(peak, sleeping(n).length);
+  assert.ok(peak <= BOUND, `${peak} processes were running at once`);
+  assert.equal(sleeping(n).length, BOUND);
+}, { timeout: 180_000 });
+
+// ---- revocation -----------------------------------------------------------------------------------------
+
+const REVOKED = (n) => `defineTool({ name: 'r.start', exposeAsTool: true, allow: { commands: { dev: { run: ['sleep', '${n}'], persistent: true } } }, handler: ({ commands }: any) => commands.start('dev') });
+defineTool({ name: 'r.run', exposeAsTool: true, timeoutMs: 120000, allow: { commands: { once: { run: ['sleep', '1${n}'] } } }, handler: ({ commands }: any) => commands.run('once') });
+`;
+
+/** A server on r.ts under `toml` (a function of the granted commands); returns the client and a way to save the
+ *  config again as an editor does (write a temporary file, rename it over). */
+async function revocable(t, n, toml) {
+  const dir = sources(t, { 'r.ts': REVOKED(n) });
+  const file = join(dir, 'kiln.toml');
+  writeFileSync(file, toml(['dev', 'once']));
+  const { client } = await mcp(t, ['--config', file]);
+  t.after(() => waitUntil(() => live(`sleep ${n}`).length === 0 && live(`sleep 1${n}`).length === 0, 8000));
+  const save = (text) => {
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
+  };
+  return { client, save };
+}
+
+const granted = (names) => `extensions = ["r.ts"]\n[policy]\nmode = "granted"\n[grants."r.ts"]\ncommands = ${JSON.stringify(names)}\n`;
+
+attack('revoke-persistent', 'a persistent process keeps running after the operator removes its command grant', async (t) => {
+  const n = unique();
+  const { client, save } = await revocable(t, n, granted);
+  assert.equal((await call(client, 'r.start')).isError, false);
+  assert.ok(await waitUntil(() => sleeping(n).length === 1, 8000), 'it never started');
+  save(granted(['once']));
+  assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 15_000), `still running after the revocation: ${live(`sleep ${n}`)}`);
+  const again = await call(client, 'r.start');
+  assert.equal(again.isError, true);
+  assert.match(again.text, /not granted/);
+  assert.equal(live(`sleep ${n}`).length, 0, 'a new one started');
+});
+
+attack('revoke-oneshot', 'a running one-shot command outlives the grant the operator removed (and [commands] enabled = false)', async (t) => {
+  const n = unique();
+  const { client, save } = await revocable(t, n, granted);
+  const pending = call(client, 'r.run');
+  assert.ok(await waitUntil(() => sleeping(`1${n}`).length === 1, 8000), 'it never started');
+  save(granted(['dev']));
+  const r = await pending;
+  assert.equal(r.isError, true);
+  assert.match(r.text, /revoked/);
+  assert.ok(await waitUntil(() => live(`sleep 1${n}`).length === 0, 8000), `still running: ${live(`sleep 1${n}`)}`);
+  // Turning commands off stops a persistent one too.
+  assert.equal((await call(client, 'r.start')).isError, false);
+  assert.ok(await waitUntil(() => sleeping(n).length === 1, 8000));
+  save(`${granted(['dev', 'once'])}[commands]\nenabled = false\n`);
+  assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 15_000), `still running with commands off: ${live(`sleep ${n}`)}`);
+});
+
+const netBrowser = (port, net, browser) => `extensions = ["n.ts"]\n[policy]\nmode = "granted"\n[grants."n.ts"]\nnet = ${JSON.stringify(net)}\nbrowser = ${JSON.stringify(browser)}\n`;
+
+attack('revoke-net', 'a response in flight keeps streaming after the operator takes its host out of the net grant', async (t) => {
+  const srv = await startServer(t);
+  const dir = sources(t, {
+    'n.ts': `defineTool({ name: 'n.hold', exposeAsTool: true, timeoutMs: 120000, allow: { net: ['127.0.0.1'] },
+  handler: async ({ args }: any) => { const r = await fetch(args.url); return (await r.text()).length; } });\n`,
+  });
+  const file = join(dir, 'kiln.toml');
+  const host = `127.0.0.1:${srv.port}`;
+  writeFileSync(file, netBrowser(srv.port, [host], []));
+  const { client } = await mcp(t, ['--config', file]);
+  const pending = call(client, 'n.hold', { url: `${srv.base}/endless` });
+  assert.ok(await waitUntil(() => srv.count('/endless') === 1, 15_000), 'the request never arrived');
+  writeFileSync(`${file}.tmp`, netBrowser(srv.port, ['localhost'], []));
+  renameSync(`${file}.tmp`, file);
+  assert.ok(await waitUntil(() => srv.closed.includes('/endless'), 20_000), 'the response kept streaming after the revocation');
+  const r = await pending;
+  assert.equal(r.isError, true, r.text);
+  const again = await call(client, 'n.hold', { url: `${srv.base}/hello` });
+  assert.match(again.text, /not granted/);
+  assert.equal(srv.count('/hello'), 0, 'a request reached the host after the revocation');
+}, { timeout: 150_000 });
+
+attack('revoke-browser', "a page's connections outlive the operator's revocation of the browser grant, and its tool goes on loading pages", async (t) => {
+  const srv = await startServer(t);
+  const dir = sources(t, {
+    'n.ts': `defineTool({ name: 'n.page', exposeAsTool: true, timeoutMs: 120000, allow: { browser: ['127.0.0.1:${srv.port}'] }, handler: async ({ page }: any) => {
+  await page.goto('${srv.base}/hello');
+  await page.evaluate("fetch('/endless').then((r) => r.body.getReader().read())");
+  for (let i = 0; i < 1000; i++) await page.waitForTimeout(100);
+  return 'held';
+} });\n`,
+  });
+  const file = join(dir, 'kiln.toml');
+  writeFileSync(file, netBrowser(srv.port, [], [`127.0.0.1:${srv.port}`]));
+  const { client } = await mcp(t, ['--config', file]);
+  const pending = call(client, 'n.page');
+  pending.catch(() => {}); // it ends with the server (t.after)
+  assert.ok(await waitUntil(() => srv.count('/endless') === 1, 60_000), 'the page never opened its stream');
+  writeFileSync(`${file}.tmp`, netBrowser(srv.port, [], ['localhost']));
+  renameSync(`${file}.tmp`, file);
+  assert.ok(await waitUntil(() => srv.closed.includes('/endless'), 20_000), "the page's stream outlived the revocation");
+  const before = srv.hits.length;
+  const again = await call(client, 'n.page', {}, { session: 'other' });
+  assert.match(again.text, /not granted/);
+  assert.equal(srv.hits.length, before, 'the page reached the host after the revocation');
+}, { timeout: 180_000 });
