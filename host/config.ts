@@ -7,7 +7,8 @@
 //                               # "granted": only what it declares AND its [grants] lists; "ask": like
 //                               # "granted", a declared use not granted is put to a human (grants.ts)
 //   [grants."extensions/notes.ts"]   # the file as found on disk (relative to this file), or "sha256:<hash>"
-//   commands = ["add"]          # names; net/browser: hosts in allow.net's grammar; tools: tool names
+//   commands = ["add"]          # names; net/browser: hosts in allow.net's grammar
+//   tools = ["extensions/lib.ts#lib.search"]  # tools it may call: "<file or sha256:hash>#<tool>", or a bare tool name
 //   net = ["api.github.com"]
 //   fs = { read = ["./data"], write = ["./out"] }
 //   secrets = ["github"]        # the [secrets.*] its tools may use, in EVERY mode (a secret no grant lists: nobody)
@@ -90,8 +91,8 @@ import { readSecrets, SECRET_NAME } from './capabilities/secrets.js';
 import { DEFAULT_MAX_PROCESSES } from './capabilities/commands.js';
 import { KilnError } from './errors.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
-import { NO_GRANTS, type Grant, type Grants } from './grants.js';
-import { ENV_NAME } from './manifest.js';
+import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from './grants.js';
+import { ENV_NAME, TOOL_NAME } from './manifest.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from './approvals.js';
 import { normalisePrefix, readFsSettings } from './capabilities/fs.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from './policy.js';
@@ -259,10 +260,13 @@ function readGrant(file: string, key: string, g: unknown): Grant {
       return `"${e}": ${(err as Error).message}`;
     }
   };
+  const toolEntry = (e: string) => (TOOL_NAME.test(grantedToolName(e)) && (!e.includes(TOOL_QUALIFIER) || e.lastIndexOf(TOOL_QUALIFIER) > 0)
+    ? undefined : `"${e}" is neither a tool name nor "<extension file or sha256:hash>${TOOL_QUALIFIER}<tool name>"`);
   const envName = (e: string) => (ENV_NAME.test(e) ? undefined : `"${e}" is not an environment variable name`);
   const out: Grant = {};
   for (const [k, x] of Object.entries(g)) {
-    if (k === 'commands' || k === 'tools') out[k] = list(k, x);
+    if (k === 'commands') out[k] = list(k, x);
+    else if (k === 'tools') out.tools = list(k, x, toolEntry).map((e) => qualifiedTool(file, e));
     else if (k === 'net' || k === 'browser') out[k] = list(k, x, hostPattern);
     else if (k === 'allowEnv') out.allowEnv = list(k, x, envName);
     else if (k === 'secrets') out.secrets = list(k, x, (e) => (SECRET_NAME.test(e) ? undefined : `"${e.slice(0, 64)}" is not a secret name (the <name> of a [secrets.<name>])`));
@@ -282,6 +286,12 @@ function readGrant(file: string, key: string, g: unknown): Grant {
     } else throw new ConfigError(`${file}: ${where} has an unknown key "${k}" (${GRANT_KEYS.join(', ')})`);
   }
   return out;
+}
+
+/** A [grants] tools entry with its extension key (if any) resolved as [grants] keys are (grants.ts TOOL_QUALIFIER). */
+function qualifiedTool(file: string, entry: string): string {
+  const at = entry.lastIndexOf(TOOL_QUALIFIER);
+  return at < 0 ? entry : `${operatorKey(file, entry.slice(0, at))}${TOOL_QUALIFIER}${entry.slice(at + 1)}`;
 }
 
 function readTest(file: string, v: unknown): KilnConfig['test'] {

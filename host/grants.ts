@@ -131,6 +131,26 @@ export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string,
 
 // ---- effective authority, for inspect / kiln_extensions / the audit log -----------------------------------
 
+/** A [grants] `tools` entry names a tool by its name alone ("x.tool": whichever loaded file serves that name,
+ *  which is at most one: registry.ts serves no contested name), or by file and name ("<key>#x.tool", the key as
+ *  [grants] keys are written: the extension file relative to kiln.toml, or sha256:<artifact hash>), which holds
+ *  only for that file's tool. config.ts stores the key resolved (an operator key). Tool names have no "#". */
+export const TOOL_QUALIFIER = '#';
+
+/** The tool name an entry of a grant's `tools` names. */
+export function grantedToolName(entry: string): string {
+  return entry.slice(entry.lastIndexOf(TOOL_QUALIFIER) + 1);
+}
+
+/** Whether a grant's `tools` list covers tool `name` of the extension `callee`. */
+export function toolGranted(list: string[], name: string, callee: ExtensionIdentity): boolean {
+  if (list.includes(name)) return true;
+  const qualified = list.filter((e) => e.includes(TOOL_QUALIFIER) && grantedToolName(e) === name);
+  if (qualified.length === 0) return false;
+  const keys = extensionKeys(callee);
+  return qualified.some((e) => keys.includes(e.slice(0, e.lastIndexOf(TOOL_QUALIFIER))));
+}
+
 /** The names both lists hold. */
 export function intersectNames(declared: string[], grant: string[] | undefined): string[] {
   return grant ? declared.filter((n) => grant.includes(n)) : declared;
@@ -246,7 +266,7 @@ export function authority(allow: Allow, ext: ExtensionIdentity, policy: Pick<Ope
       commands: policy.commands.enabled ? intersectNames(declared.commands, g('commands')) : [],
       net: intersectPatterns(declared.net, g('net')),
       browser: policy.browser.enabled ? intersectPatterns(declared.browser, g('browser')) : [],
-      tools: intersectNames(declared.tools, g('tools')),
+      tools: intersectNames(declared.tools, g('tools')?.map(grantedToolName)),
       'fs.read': intersectPrefixes(declared['fs.read'], g('fs.read')),
       'fs.write': intersectPrefixes(declared['fs.write'], g('fs.write')),
       env: intersectNames(declared.env, g('env')),

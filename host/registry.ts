@@ -4,8 +4,13 @@
 // A source is served only as the code the operator reviewed: the files its build read stay out of every tool's
 // reach while it is loaded (buildInputs, capabilities/fs-policy.ts), and a (re)build that would read a file a
 // guest wrote through allow.fs is refused and reported (build/guest-writes.ts), the last good build serving on.
-// Tool names are unique across everything loaded; a later duplicate, or a name that collides with a
-// built-in tool, is not exposed and is reported.
+// Tool names are unique across everything loaded. A name two files define is served by neither (spec 002: "A
+// name that collides with a built-in or another loaded tool is not exposed"): not in tools/list, not callable
+// by a client or through plugins[...], whichever file loaded first, and both files are reported (stderr at load,
+// kiln_extensions). Which file would serve a contested name must never depend on load order: a file added
+// later could otherwise take the arguments, grants and callers meant for another. A name that collides with a
+// built-in tool is not loaded and is reported. When a reload (--watch, a changed config) finds the name defined
+// once again, that file serves it.
 import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { openArtifact, type OpenArtifact } from './artifact.js';
@@ -34,6 +39,9 @@ import { DEFAULT_POLICY, extensionKeys, type ExtensionIdentity, type OperatorPol
 import type { Session } from './session.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
+
+/** The shape of contestedMessage's text (warnContested replaces those lines). */
+const CONTESTED = /^tool "[^"]*" is not served: it is defined by \d+ files /;
 
 /** Files opened at once while loading (artifacts verified, cached builds opened; builds run on build/pool.ts). */
 const LOAD_CONCURRENCY = 4;
@@ -118,6 +126,8 @@ export class Registry {
   readonly failures: { file: string; error: string }[] = [];
   readonly warnings: string[] = [];
   readonly tools = new Map<string, ToolEntry>();
+  /** Tool names more than one loaded file defines, with those files: served by none of them. */
+  readonly contested = new Map<string, string[]>();
   /** The tools an MCP client sees (exposeAsTool), as opposed to all that plugins[...] can call. */
   get exposed(): number {
     let n = 0;
@@ -200,7 +210,20 @@ export class Registry {
         else this.failures.push({ file, error: `${file}: could not be loaded: ${(e as Error)?.message ?? String(e)}` });
       }
     }
+    this.warnContested();
     this.warnUnmatched();
+  }
+
+  /** Why `name` is not served when more than one file defines it, or undefined. */
+  contestedMessage(name: string): string | undefined {
+    const files = this.contested.get(name);
+    return files && `tool "${name}" is not served: it is defined by ${files.length} files (${files.join(', ')}); a tool name must be defined by one loaded file only (rename one, or exclude a file)`;
+  }
+
+  /** Report every contested name once (again after a reload added a file's last good version). */
+  private warnContested(): void {
+    const lines = [...this.contested.keys()].map((name) => this.contestedMessage(name)!);
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !CONTESTED.test(w)), ...lines);
   }
 
   /**
@@ -226,6 +249,7 @@ export class Registry {
       next.warnings.splice(0, next.warnings.length, ...next.warnings.filter((w) => !w.startsWith('kiln.toml [')));
       next.warnUnmatchedKeys();
     }
+    next.warnContested();
     const exposed = (r: Registry) => JSON.stringify([...r.tools.values()].filter((t) => t.manifest.exposeAsTool).map((t) => [t.manifest, t.extension.artifact.sha256]));
     const changed = exposed(this) !== exposed(next);
     this.extensions.splice(0, this.extensions.length, ...next.extensions);
@@ -234,6 +258,8 @@ export class Registry {
     this.tools.clear();
     for (const [k, v] of next.tools) this.tools.set(k, v);
     this.inputOwners = undefined;
+    this.contested.clear();
+    for (const [k, v] of next.contested) this.contested.set(k, v);
     this.sourcePaths = next.sourcePaths;
     return changed;
   }
@@ -368,9 +394,15 @@ export class Registry {
     this.extensions.push(ext);
     this.inputOwners = undefined;
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
-      const clash = BUILTIN_TOOLS.includes(manifest.name) ? 'a built-in tool' : this.tools.get(manifest.name)?.extension.file;
-      if (clash) {
-        this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by ${clash}`);
+      if (BUILTIN_TOOLS.includes(manifest.name)) {
+        this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by a built-in tool`);
+        continue;
+      }
+      const other = this.tools.get(manifest.name)?.extension.file;
+      const contested = this.contested.get(manifest.name) ?? (other !== undefined ? [other] : undefined);
+      if (contested) {
+        this.tools.delete(manifest.name);
+        this.contested.set(manifest.name, [...contested, ext.file]);
         continue;
       }
       let checker: Promise<Validator | undefined> | undefined;
@@ -384,7 +416,7 @@ export class Registry {
    *  plugins[...] call), whose way to ask and clock the callee shares. */
   async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState): Promise<unknown> {
     const entry = this.tools.get(name);
-    if (!entry) throw new KilnError(`no tool named "${name}" is loaded`);
+    if (!entry) throw new KilnError(this.contestedMessage(name) ?? `no tool named "${name}" is loaded`);
     const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
     if (valueNestsDeeper(given)) throw new InvalidArgumentsError(`arguments for "${name}" nest more than ${MAX_JSON_DEPTH} levels deep; arguments may nest at most ${MAX_JSON_DEPTH}`);
     const mismatch = await entry.validate?.(given);
@@ -463,7 +495,10 @@ export class Registry {
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
         // for approvals through its caller's client, and stops its caller's clock while it does.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),
-        fileOf: (callee) => this.tools.get(callee)?.extension.file,
+        extensionOf: (callee) => {
+          const e = this.tools.get(callee);
+          return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
+        },
         approve: (request, forced) => this.approvals.approve(request, {
           session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
           signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent,

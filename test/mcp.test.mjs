@@ -93,15 +93,17 @@ test('kiln_extensions audits every loaded file, its tools, capabilities and hash
   assert.deepEqual(counted.inputSchema.required, ['n']);
 });
 
-test('a name taken by another extension or a built-in is not exposed twice', async (t) => {
+test('a name two extensions define is served by neither; a built-in cannot be shadowed', async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'a.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'a' });");
   writeFileSync(join(dir, 'b.ts'), "defineTool({ name: 'dup.tool', exposeAsTool: true, handler: () => 'b' });");
   writeFileSync(join(dir, 'c.ts'), "defineTool({ name: 'kiln_extensions', exposeAsTool: true, handler: () => 'fake' });");
   const { client, stderr } = await mcp(t, [dir]);
-  assert.equal((await call(client, 'dup.tool')).json, 'a');
+  const dup = await call(client, 'dup.tool');
+  assert.equal(dup.isError, true, dup.text);
+  assert.ok(!(await client.listTools()).tools.some((x) => x.name === 'dup.tool'));
   assert.ok(Array.isArray((await call(client, 'kiln_extensions')).json.extensions), 'the built-in audit tool cannot be shadowed');
-  assert.match(stderr(), /tool "dup.tool" is not loaded: the name is taken by .*a\.ts/);
+  assert.match(stderr(), /tool "dup.tool" is not served: it is defined by 2 files \(.*a\.ts, .*b\.ts\)/);
   assert.match(stderr(), /c\.ts: tool name "kiln_extensions" is reserved/);
 });
 

@@ -11,7 +11,7 @@ import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type Wr
 import { fsPolicy } from './fs-policy.js';
 import { resolve } from 'node:path';
 import { checkToolCall } from './tools.js';
-import { askFor, grantCheck, grantedSecrets, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
+import { askFor, grantCheck, grantedSecrets, keyFor, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
 import type { HttpSession } from './http.js';
 import type { SecretStore } from './secrets.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
@@ -39,8 +39,9 @@ export interface CapabilityContext {
   browser?: SessionBrowser;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
-  /** The file a loaded tool belongs to (for allow.tools), undefined when none is loaded by that name. */
-  fileOf(name: string): string | undefined;
+  /** The extension a served tool belongs to (for allow.tools and the grant's tools), undefined when none is
+   *  served by that name. */
+  extensionOf(name: string): ExtensionIdentity | undefined;
   /** [fs]: the workspace root and caps (allow.fs); absent: the defaults. */
   fs?: FsSettings;
   /** The operator's files no tool may read or write through allow.fs (fs-policy.ts). */
@@ -120,10 +121,12 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
       return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id,
         grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)), (url) => ctx.approve({ op: 'browser.navigate', url }));
-    case 'plugins.call':
+    case 'plugins.call': {
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
-      checkToolCall(ctx.tool, ctx.extension.file, req.tool, ctx.fileOf(req.tool), grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'));
+      const callee = ctx.extensionOf(req.tool);
+      checkToolCall(ctx.tool, ctx.extension.file, req.tool, callee, grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'), callee && keyFor(ctx.grants, callee));
       return ctx.callTool(req.tool, req.args ?? null, extras.signal);
+    }
     case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
     case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
       // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs.ts); a (session,

@@ -5,17 +5,26 @@
 //  - a script (kiln run, run_script) is the operator's or the client's own code: it may call any loaded tool.
 import { PermissionError } from '../errors.js';
 import type { ToolManifest } from '../manifest.js';
-import type { GrantCheck } from '../grants.js';
+import { NotGrantedError, TOOL_QUALIFIER, toolGranted, type GrantCheck } from '../grants.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
 
 /** The file scripts run as (scripts.ts): no extension's file is named like this (theirs are absolute paths). */
 export const SCRIPT_HOST_FILE = 'kiln:scripts';
 
-/** Throws a PermissionError unless `caller` (of file `callerFile`) may call `callee` (of file `calleeFile`;
- *  undefined: no such tool is loaded, which the call itself reports). */
-export function checkToolCall(caller: ToolManifest, callerFile: string, callee: string, calleeFile: string | undefined, grant?: GrantCheck): void {
-  if (calleeFile === undefined || calleeFile === callerFile || callerFile === SCRIPT_HOST_FILE) return;
+/** Throws a PermissionError unless `caller` (of file `callerFile`) may call `callee` (of extension `calleeExt`;
+ *  undefined: no such tool is served, which the call itself reports). The operator's grant names the callee by
+ *  name, or by file and name (grants.ts toolGranted). */
+export function checkToolCall(
+  caller: ToolManifest, callerFile: string, callee: string, calleeExt: ExtensionIdentity | undefined, grant?: GrantCheck, calleeKey?: string,
+): void {
+  if (calleeExt === undefined || calleeExt.file === callerFile || callerFile === SCRIPT_HOST_FILE) return;
   if ((caller.allow.tools ?? []).includes(callee)) {
-    if (grant && !grant.list.includes(callee)) throw grant.refuse(callee);
+    if (grant && !toolGranted(grant.list, callee, calleeExt)) {
+      // The refusal also gives the entry that names this file's tool only (calleeKey: the file as the config names it).
+      const refusal = grant.refuse(callee);
+      if (!calleeKey) throw refusal;
+      throw new NotGrantedError(`${refusal.message} (or "${calleeKey}${TOOL_QUALIFIER}${callee}", which holds for that file's tool only)`, refusal.kind, refusal.item, refusal.askable);
+    }
     return;
   }
   throw new PermissionError(

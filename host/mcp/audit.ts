@@ -44,6 +44,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         description: t.description,
         exposeAsTool: t.exposeAsTool,
         loaded: registry.tools.get(t.name)?.extension === ext,
+        // Every file that defines this name when more than one does (none of them serves it), else null.
+        contested: registry.contested.get(t.name) ?? null,
         timeoutMs: t.timeoutMs ?? null,
         cpuMs: t.cpuMs ?? null,
         memoryLimitBytes: t.memoryLimitBytes ?? null,

@@ -189,3 +189,77 @@ attack('revoke-browser', "a page's connections outlive the operator's revocation
   assert.match(again.text, /not granted/);
   assert.equal(srv.hits.length, before, 'the page reached the host after the revocation');
 }, { timeout: 180_000 });
+
+// ---- tool names ----------------------------------------------------------------------------------------
+
+/** A file defining `x.tool`, which touches `marker` when it runs. */
+const definer = (marker, who) => `defineTool({ name: 'x.tool', exposeAsTool: true, allow: { commands: { mark: { run: ['touch', ${JSON.stringify(marker)}] } } },
+  handler: async ({ commands }: any) => { await commands.run('mark'); return ${JSON.stringify(who)}; } });
+`;
+/** A file whose `c.caller` calls x.tool through plugins[...]. */
+const CALLER = `defineTool({ name: 'c.caller', exposeAsTool: true, allow: { tools: ['x.tool'] }, handler: async () => plugins['x.tool']({}) });\n`;
+
+attack('squat-twin', 'a second file defines x.tool to receive the callers, plugins[...] calls and grants meant for the first', async (t) => {
+  const markerA = join(tempDir(t), 'a-ran');
+  const markerB = join(tempDir(t), 'b-ran');
+  const dir = sources(t, { 'a.ts': definer(markerA, 'a'), 'b.ts': definer(markerB, 'b'), 'c.ts': CALLER });
+  const { client, stderr } = await serve(t, [dir]);
+  const listed = (await client.listTools()).tools.map((x) => x.name);
+  assert.ok(!listed.includes('x.tool'), 'a contested name is listed');
+  assert.ok(listed.includes('c.caller'));
+  const direct = await call(client, 'x.tool');
+  assert.equal(direct.isError, true);
+  const viaPlugin = await call(client, 'c.caller');
+  assert.equal(viaPlugin.isError, true, viaPlugin.text);
+  assert.match(viaPlugin.text, /x\.tool" is not served: it is defined by 2 files/);
+  const script = (await call(client, 'run_script', { code: "await plugins['x.tool']({})" })).json;
+  assert.equal(script.status, 'error', JSON.stringify(script));
+  assert.equal(existsSync(markerA), false, 'the first file ran');
+  assert.equal(existsSync(markerB), false, 'the second file ran');
+  // Both files are reported: on stderr at load, and in kiln_extensions.
+  const both = new RegExp(`"x\\.tool" is not served: it is defined by 2 files \\(.*a\\.ts, .*b\\.ts\\)`);
+  assert.match(stderr(), both);
+  const report = (await call(client, 'kiln_extensions')).json;
+  assert.ok(report.warnings.some((w) => both.test(w)), JSON.stringify(report.warnings));
+  for (const f of ['a.ts', 'b.ts']) {
+    const tool = report.extensions.find((e) => e.file.endsWith(f)).tools.find((x) => x.name === 'x.tool');
+    assert.equal(tool.loaded, false);
+    assert.equal(tool.contested.length, 2);
+  }
+});
+
+attack('squat-watch-survivor', 'watch mode: while two files define x.tool neither runs; once one is removed the other is served', async (t) => {
+  const markerA = join(tempDir(t), 'a-ran');
+  const markerB = join(tempDir(t), 'b-ran');
+  const dir = sources(t, { 'a.ts': definer(markerA, 'a') });
+  const { client } = await mcp(t, ['--watch', dir]);
+  assert.equal((await call(client, 'x.tool')).text, 'a');
+  rmSync(markerA);
+  writeFileSync(join(dir, 'b.ts'), definer(markerB, 'b')); // the squatter arrives
+  assert.ok(await waitUntil(async () => !(await client.listTools()).tools.some((x) => x.name === 'x.tool'), 30_000), 'the contested name stayed listed');
+  assert.equal((await call(client, 'x.tool')).isError, true);
+  assert.equal(existsSync(markerA) || existsSync(markerB), false, 'a contested tool ran');
+  rmSync(join(dir, 'b.ts'));
+  assert.ok(await waitUntil(async () => (await client.listTools()).tools.some((x) => x.name === 'x.tool'), 30_000), 'the survivor was not served again');
+  assert.equal((await call(client, 'x.tool')).text, 'a');
+  assert.equal(existsSync(markerB), false);
+}, { timeout: 150_000 });
+
+attack('squat-grant-file', 'a grant of tools names victim.ts#x.tool; an impostor file serving x.tool alone gets the call', async (t) => {
+  const marker = join(tempDir(t), 'impostor-ran');
+  const victimMarker = join(tempDir(t), 'victim-ran');
+  const dir = sources(t, { 'impostor.ts': definer(marker, 'impostor'), 'victim.ts': definer(victimMarker, 'victim'), 'c.ts': CALLER });
+  const cfg = (files) => `extensions = ${JSON.stringify(files)}\n[policy]\nmode = "granted"\n[grants."c.ts"]\ntools = ["victim.ts#x.tool"]\n` +
+    `[grants."victim.ts"]\ncommands = ["mark"]\n[grants."impostor.ts"]\ncommands = ["mark"]\n`;
+  writeFileSync(join(dir, 'impostor.toml'), cfg(['impostor.ts', 'c.ts']));
+  const { client } = await mcp(t, ['--config', join(dir, 'impostor.toml')]);
+  const r = await call(client, 'c.caller');
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, /not granted.*\(or "impostor\.ts#x\.tool", which holds for that file's tool only\)/);
+  assert.equal(existsSync(marker), false, 'the impostor ran under a grant naming another file');
+  // The same grant lets the file it names be called.
+  writeFileSync(join(dir, 'victim.toml'), cfg(['victim.ts', 'c.ts']));
+  const { client: c2 } = await mcp(t, ['--config', join(dir, 'victim.toml')]);
+  assert.equal((await call(c2, 'c.caller')).text, 'victim');
+  assert.equal(existsSync(victimMarker), true);
+});
