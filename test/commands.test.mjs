@@ -199,6 +199,8 @@ test('the operator ceiling: commands off entirely, or only listed names; kiln_ex
   const bad = join(dir, 'bad.toml');
   writeFileSync(bad, '[commands]\nenabled = "yes"\n');
   assert.match((await kiln(['mcp', artifact, '--config', bad])).stderr, /\[commands\] enabled must be true or false/);
+  writeFileSync(bad, '[commands]\nmaxProcesses = 0\n');
+  assert.match((await kiln(['mcp', artifact, '--config', bad])).stderr, /\[commands\] maxProcesses must be an integer from 1 to 4096/);
 });
 
 const templates = [

@@ -52,11 +52,6 @@ export interface Origin {
 /** The commands running now in this server (a server is one process), every session's: their reapers' pids. */
 const serverRunning = new Set<number>();
 
-/** The number of commands running now in this server (for tests and reports). */
-export function runningInServer(): number {
-  return serverRunning.size;
-}
-
 /** Refuse a new command when the server already runs `max` ([commands] maxProcesses). */
 function admit(name: string, max: number): void {
   if (serverRunning.size >= max) {
