@@ -47,14 +47,16 @@ export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceil
 /**
  * Whether a command still running, started as `name` under `origin` (the extension and the declaration of the
  * tool that started it), is covered by the operator's settings `after` a config change from `before`. It is
- * when the new settings grant it. A command the new settings do not grant is stopped, except in mode "ask"
+ * when its extension is still loaded (`loaded`: the change did not take it out of `extensions`) and the new
+ * settings grant it. A command the new settings do not grant is stopped, except in mode "ask"
  * when the settings before did not grant it either: a human approved it then, and the change took nothing
  * away from it (a grant that covered it, or the mode that let it run unasked).
  */
 export function stillCovered(
   name: string, origin: { extension: ExtensionIdentity; allow: Allow },
-  before: { ceiling: CommandCeiling; grants: Grants }, after: { ceiling: CommandCeiling; grants: Grants },
+  before: { ceiling: CommandCeiling; grants: Grants }, after: { ceiling: CommandCeiling; grants: Grants }, loaded = true,
 ): boolean {
+  if (!loaded) return false;
   if (grantedCommands(origin.allow, origin.extension, after.ceiling, after.grants).includes(name)) return true;
   if (!after.ceiling.enabled || after.grants.mode !== 'ask') return false;
   return before.grants.mode === 'ask' && !grantedCommands(origin.allow, origin.extension, before.ceiling, before.grants).includes(name);

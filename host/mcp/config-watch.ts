@@ -4,9 +4,10 @@
 // [net] and [limits] (new guests: every guest is replaced once its current call ends, so that env and memory
 // limits apply; a call in flight is never cut), `extensions`
 // and `exclude` (the registry reloads). A change that takes authority away applies to what runs too (a
-// revocation): commands running under a command grant the new settings do not cover are stopped, one-shot and
-// persistent (capabilities/commands.ts stillCovered decides), and an extension that lost browser or net hosts has
-// its browser pages closed and its requests in flight aborted (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
+// revocation): commands running under a command grant the new settings do not cover, or of an extension the new
+// `extensions` no longer loads, are stopped, one-shot and persistent (capabilities/commands.ts stillCovered
+// decides), and an extension that lost browser or net hosts, or is no longer loaded, has its browser pages closed
+// and its requests in flight aborted (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.
@@ -66,10 +67,10 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
       const now = { ceiling: next.policy.commands, grants: next.policy.grants };
       const byFile = new Map(host.registry.extensions.map((e) => [e.file, e]));
       const stopped = host.sessions.revoke(
-        (name, origin) => stillCovered(name, origin, was, now),
+        (name, origin) => stillCovered(name, origin, was, now, byFile.has(origin.extension.file)),
         (file) => {
           const ext = byFile.get(file);
-          if (!ext) return [];
+          if (!ext) return ['net', 'browser']; // no longer loaded: what it opened goes
           const id = { file, sha256: ext.artifact.sha256 };
           return [...new Set(ext.artifact.manifest.tools.flatMap((t) => narrowedKinds(t.allow, id, prev.policy, next.policy)))];
         },

@@ -141,6 +141,23 @@ attack('revoke-oneshot', 'a running one-shot command outlives the grant the oper
   assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 30_000), `still running with commands off: ${live(`sleep ${n}`)}`);
 });
 
+attack('revoke-unloaded', "a persistent process outlives its extension's removal from the config's extensions", async (t) => {
+  const n = unique();
+  const dir = sources(t, { 'r.ts': REVOKED(n), 'other.ts': "defineTool({ name: 'o.pure', exposeAsTool: true, handler: () => 1 });\n" });
+  const file = join(dir, 'kiln.toml');
+  const toml = (files) => `extensions = ${JSON.stringify(files)}\n[policy]\nmode = "granted"\n[grants."r.ts"]\ncommands = ["dev"]\n`;
+  writeFileSync(file, toml(['r.ts', 'other.ts']));
+  const { client } = await mcp(t, ['--config', file]);
+  t.after(() => waitUntil(() => live(`sleep ${n}`).length === 0, 15_000));
+  assert.equal((await call(client, 'r.start')).isError, false);
+  assert.ok(await waitUntil(() => sleeping(n).length === 1, 30_000), 'it never started');
+  writeFileSync(`${file}.tmp`, toml(['other.ts']));
+  renameSync(`${file}.tmp`, file);
+  assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 30_000), `still running after its extension was unloaded: ${live(`sleep ${n}`)}`);
+  assert.match((await call(client, 'r.start')).text, /no tool named "r\.start"/);
+  assert.equal(live(`sleep ${n}`).length, 0);
+});
+
 const netBrowser = (port, net, browser) => `extensions = ["n.ts"]\n[policy]\nmode = "granted"\n[grants."n.ts"]\nnet = ${JSON.stringify(net)}\nbrowser = ${JSON.stringify(browser)}\n`;
 
 attack('revoke-net', 'a response in flight keeps streaming after the operator takes its host out of the net grant', async (t) => {
