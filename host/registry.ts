@@ -482,12 +482,15 @@ export class Registry {
       // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
       // than one call would.
       const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
+      const policy = this.policy;
       return performOp(kind, inv, request, extras, {
         tool: ownManifest(ext, inv.tool),
         extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
         owner: ext.file,
-        ceiling: this.policy.commands,
-        grants: this.policy.grants,
+        // Read when a check asks, not when the op starts: a config changed while the op waited (for a human's
+        // approval, say) is what the check after the wait sees.
+        get ceiling() { return policy.commands; },
+        get grants() { return policy.grants; },
         processes: session.processes,
         http: session.httpFor(ext),
         secrets: this.secrets,

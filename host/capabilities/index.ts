@@ -69,16 +69,29 @@ export interface CapabilityContext {
 const asker = (ctx: CapabilityContext): GrantAsker => (refusal, request) => ctx.approve(request, askFor(refusal));
 
 /** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human, and
- *  `asked` says so: that question (judged with the [approvals] rules, approval-gate.ts) was the operation's one. */
-async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<{ spec: CommandSpec; asked: boolean }> {
+ *  `asked` says so: that question (judged with the [approvals] rules, approval-gate.ts) was the operation's one.
+ *  Call the returned `recheck` right before spawning: the config may have changed while a human was asked. */
+async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<{ spec: CommandSpec; asked: boolean; recheck(): void }> {
+  const check = () => commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants);
   try {
-    return { spec: commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants), asked: false };
+    return { spec: check(), asked: false, recheck: () => void check() };
   } catch (e) {
     if (!(e instanceof NotGrantedError) || !e.askable) throw e;
     const spec = commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling); // declared, allowed
     const proc = substitute(spec, vars ?? {});
     await ctx.approve({ op: 'command', command: name as string, argv: [proc.file, ...proc.args] }, askFor(e));
-    return { spec, asked: true };
+    // A human allowed it: it stands while the mode is still "ask" (a grant added meanwhile covers it too).
+    return {
+      spec,
+      asked: true,
+      recheck: () => {
+        try {
+          check();
+        } catch (again) {
+          if (!(again instanceof NotGrantedError) || !again.askable) throw again;
+        }
+      },
+    };
   }
 }
 
@@ -88,19 +101,21 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
   const req = isObject(request) ? request : {};
   switch (kind) {
     case 'commands.run': {
-      const { spec, asked } = await commandSpec(ctx, 'run', req.name, req.vars);
+      const { spec, asked, recheck } = await commandSpec(ctx, 'run', req.name, req.vars);
       const proc = substitute(spec, req.vars ?? {});
       if (!asked) await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
+      recheck(); // the operator's settings as they are now, after any wait for a human
       return runOnce(req.name as string, spec, proc, ctx.processes, extras.signal, { extension: ctx.extension, allow: ctx.tool.allow }, ctx.ceiling.maxProcesses);
     }
     case 'commands.start': {
-      const { spec, asked } = await commandSpec(ctx, 'start', req.name, {});
+      const { spec, asked, recheck } = await commandSpec(ctx, 'start', req.name, {});
       const proc = substitute(spec, {});
       await loadProcessSupport();
       // start is idempotent while the process runs: nothing new starts then, so nobody is asked.
       if (!asked && !ctx.processes.status(ctx.owner, req.name as string, spec).running) {
         await ctx.approve({ op: 'command', command: req.name as string, argv: [proc.file, ...proc.args] });
       }
+      recheck();
       return ctx.processes.start(ctx.owner, req.name as string, spec, proc, { extension: ctx.extension, allow: ctx.tool.allow }, ctx.ceiling.maxProcesses);
     }
     case 'commands.status': {

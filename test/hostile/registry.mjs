@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, mcp, tempDir, waitUntil } from '../helpers.mjs';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { call, kilnBin, mcp, tempDir, waitUntil } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
 import { attack, live, serve, sources } from './harness.mjs';
 
@@ -156,6 +158,39 @@ attack('revoke-unloaded', "a persistent process outlives its extension's removal
   assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 30_000), `still running after its extension was unloaded: ${live(`sleep ${n}`)}`);
   assert.match((await call(client, 'r.start')).text, /no tool named "r\.start"/);
   assert.equal(live(`sleep ${n}`).length, 0);
+});
+
+attack('revoke-approval-wait', 'the operator revokes a command grant while a human is asked to approve the command; the human then allows it', async (t) => {
+  const marker = join(tempDir(t), 'ran');
+  const dir = sources(t, {
+    'a.ts': `defineTool({ name: 'a.mark', exposeAsTool: true, timeoutMs: 120000, allow: { commands: { mark: { run: ['touch', ${JSON.stringify(marker)}] } } },
+  handler: async ({ commands }: any) => { await commands.run('mark'); return 'ran'; } });\n`,
+  });
+  const file = join(dir, 'kiln.toml');
+  const toml = (names) => `extensions = ["a.ts"]\n[grants."a.ts"]\ncommands = ${JSON.stringify(names)}\n[approvals]\npreset = "strict"\n`;
+  writeFileSync(file, toml(['mark']));
+  let stderr = '';
+  const transport = new StdioClientTransport({ command: process.execPath, args: [kilnBin, 'mcp', '--config', file], stderr: 'pipe' });
+  transport.stderr?.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'revoke-test', version: '0' }, { capabilities: { elicitation: { form: {} } } });
+  let asked = 0;
+  let applied = false;
+  client.setRequestHandler('elicitation/create', async () => {
+    asked++;
+    // While the human reads the question, the operator takes the grant away; the human then says yes.
+    writeFileSync(`${file}.tmp`, toml(['other']));
+    renameSync(`${file}.tmp`, file);
+    applied = await waitUntil(() => /kiln\.toml changed: the new settings apply/.test(stderr), 30_000);
+    return { action: 'accept', content: { allow: 'once' } };
+  });
+  await client.connect(transport);
+  t.after(() => client.close());
+  const r = await call(client, 'a.mark');
+  assert.equal(asked, 1);
+  assert.ok(applied, 'the server never read the new config');
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, /not granted/);
+  assert.equal(existsSync(marker), false, 'the command ran after its grant was revoked');
 });
 
 const netBrowser = (port, net, browser) => `extensions = ["n.ts"]\n[policy]\nmode = "granted"\n[grants."n.ts"]\nnet = ${JSON.stringify(net)}\nbrowser = ${JSON.stringify(browser)}\n`;
