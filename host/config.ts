@@ -88,7 +88,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from './capabilities/net.js';
 import { readSecrets, SECRET_NAME } from './capabilities/secrets.js';
-import { DEFAULT_MAX_PROCESSES } from './capabilities/commands.js';
+import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING } from './capabilities/commands.js';
 import { KilnError } from './errors.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from './grants.js';
@@ -408,9 +408,6 @@ function readNet(file: string, v: unknown): NetPolicy {
   }
   return out;
 }
-
-/** The highest [commands] maxProcesses: each command is a reaper and its process, under the machine's own limits. */
-const MAX_PROCESSES_CEILING = 4096;
 
 const MAX_MEMORY = 512 * 1024 * 1024; // the engine's hard ceiling on linear memory
 const MAX_RESULT_BYTES = 64 * 1024 * 1024; // clients disconnect on messages much larger than this

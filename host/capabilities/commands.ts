@@ -35,6 +35,8 @@ export interface CommandCeiling {
 
 /** [commands] maxProcesses by default: commands running at once in one server, across its sessions. */
 export const DEFAULT_MAX_PROCESSES = 64;
+/** The highest [commands] maxProcesses: each command is a reaper and its process, under the machine's own limits. */
+export const MAX_PROCESSES_CEILING = 4096;
 
 export const OPEN_CEILING: CommandCeiling = { enabled: true, maxProcesses: DEFAULT_MAX_PROCESSES };
 

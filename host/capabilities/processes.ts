@@ -34,7 +34,7 @@ import { KilnError } from '../errors.js';
 import { repoRoot } from '../paths.js';
 import type { Allow, CommandSpec } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
-import { DEFAULT_MAX_PROCESSES, type Invocation } from './commands.js';
+import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING, type Invocation } from './commands.js';
 
 export const OUTPUT_LIMIT = 8 * 1024 * 1024;
 export const RING_BYTES = 64 * 1024;
@@ -57,7 +57,7 @@ function admit(name: string, max: number): void {
   if (serverRunning.size >= max) {
     throw new CommandError(
       `command "${name}" was not started: this server already runs ${serverRunning.size} commands, its limit ([commands] maxProcesses = ${max}); ` +
-        `wait for some to end or stop some, or raise the limit in kiln.toml, e.g. [commands] maxProcesses = ${max * 2}`,
+        `wait for some to end or stop some` + (max < MAX_PROCESSES_CEILING ? `, or raise the limit in kiln.toml, e.g. [commands] maxProcesses = ${Math.min(max * 2, MAX_PROCESSES_CEILING)}` : ''),
     );
   }
 }
