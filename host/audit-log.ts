@@ -3,6 +3,8 @@
 // the full file becomes `<path>.1`, `<path>.1` becomes `<path>.2`, … up to `<path>.<keep>` (`auditFiles`).
 //
 // Invariants:
+//  - Every request a page makes is a decision line of its own (op "browser.request", browser-gate.ts), like
+//    each fetch; the target is its method and URL without query or fragment (CONNECT: only host and port).
 //  - Never written: environment values, request or response bodies, command output, URL query strings or
 //    fragments (they carry tokens), argument values. A target is a command name, a URL's origin and path, a
 //    browser method, a tool name, a workspace path (fs.*: never the file's content).
@@ -81,7 +83,7 @@ export function auditTarget(kind: string, request: unknown): string {
   const r = (typeof request === 'object' && request !== null ? request : {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 300) : '');
   switch (kind) {
-    case 'http.fetch': {
+    case 'http.fetch': case 'browser.request': { // browser.request: a page's own request, judged at its gate
       try {
         const u = new URL(str(r.url));
         return `${str(r.method) || 'GET'} ${u.origin}${u.pathname}`.slice(0, 500);

@@ -495,6 +495,13 @@ export class Registry {
         http: session.httpFor(ext),
         secrets: this.secrets,
         browser: session.browserFor(ext),
+        // Each request a page makes is a decision of its own (browser-gate.ts), logged like fetch's.
+        recordPage: this.audit && ((d) => this.audit!.write({
+          session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
+          target: auditTarget('browser.request', d), verdict: d.verdict,
+          by: d.by === 'grant' ? decidedBy(this.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
+          ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
+        })),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
         // for approvals through its caller's client, and stops its caller's clock while it does.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),

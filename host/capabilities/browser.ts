@@ -11,11 +11,14 @@
 //    session cannot be named by another (ids are looked up in the session's own table).
 //  - A browser that crashes or is killed is dropped; the next call launches a new one (`onCrash` lets the
 //    sessions that had a context reset their guests' globals, vars kept).
+//  - Every request a page makes follows one rule, fetch's (browser-policy.ts `pageRequestVerdict`): declared
+//    ∩ granted goes, a declared host the grant does not list is asked in mode "ask", the rest is refused;
+//    page.goto and the gate judge by that same rule, and the gate logs each decision (BrowserGate).
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { KilnError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
-import type { BrowserGate } from './browser-gate.js';
-import { browserUrlAllowed, hostOf } from './browser-policy.js';
+import type { BrowserGate, Driver, PageDecision } from './browser-gate.js';
+import { browserUrlAllowed, hostOf, pageRequestVerdict } from './browser-policy.js';
 import { DEFAULT_NET_POLICY, type NetPolicy } from './net.js';
 import type { GrantCheck } from '../grants.js';
 
@@ -38,6 +41,14 @@ const MAX_VIEWPORT = 4096;
 /** The largest page.evaluate result, in characters of JSON (checked in the page). */
 const MAX_EVALUATE_CHARS = 16 * 1024 * 1024;
 const MAX_PAGES = 16;
+
+/** What a browser op of one call brings besides the request: the operator's grant of `browser`, the
+ *  [approvals] check of a navigation, and where the gate's decisions go. */
+export interface PageCall {
+  grant?: GrantCheck;
+  approve?: (url: string) => Promise<void>;
+  record?: (d: PageDecision) => void;
+}
 
 export interface BrowserRequest {
   target: 'page' | 'context' | 'locator';
@@ -212,30 +223,38 @@ export class SessionBrowser {
     return page;
   }
 
-  /** The invocations driving this context now, with how to stop each driving it (BrowserGate.drive). */
-  private readonly leases = new Map<number, () => void>();
+  /** The invocations driving this context now: their gate driver and how to stop driving. */
+  private readonly leases = new Map<number, Lease>();
 
   /** The guest has no call in flight (or was discarded): no invocation drives the context any more, so the
    *  gate lets nothing out and cuts its tunnels until a call uses the browser again. */
   idle(): void {
-    for (const release of this.leases.values()) release();
+    for (const lease of this.leases.values()) lease.release();
     this.leases.clear();
   }
 
   /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
    *  first browser call until its guest is idle, the invocation drives the context: the page's own requests
-   *  (a fetch a click starts, a WebSocket) may go to its hosts, also between its page calls. */
-  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, grant?: GrantCheck, approve?: (url: string) => Promise<void>): Promise<unknown> {
+   *  (a fetch a click starts, a WebSocket) are judged by its rule, also between its page calls. */
+  async call(tool: string, entries: string[], request: BrowserRequest, signal: AbortSignal, inv: number, opts: PageCall = {}): Promise<unknown> {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
     const { gate } = await this.open();
-    if (!this.leases.has(inv)) {
-      // The operator's grant narrows what the tool declares: both drive the gate, and the gate needs every
-      // driver's yes.
-      // (Mode "ask" asks about page.goto only; the page's own requests follow allow.browser, as approvals do.)
-      const releases = [gate.drive(entries), ...(grant && !grant.ask ? [gate.drive(grant.list)] : [])];
-      this.leases.set(inv, () => releases.forEach((r) => r()));
+    let lease = this.leases.get(inv);
+    if (!lease) {
+      // The operator's grant narrows what the tool declares; in mode "ask" a declared host it does not list
+      // is put to a human, for page.goto and the page's own requests alike (one rule, one driver).
+      const { grant, record } = opts;
+      const driver: Driver = {
+        rule: { declared: entries, granted: grant?.list, askable: grant?.ask !== undefined, approved: new Set() },
+        ask: grant?.ask && ((host, url) => grant.ask!(host, { op: 'browser.navigate', url })),
+        record,
+        explain: (v) => (v.by === 'grant' && grant ? grant.refuse(v.host) : refusal(tool, v.host, entries)).message,
+      };
+      const release = gate.drive(driver);
+      lease = { driver, release, grant };
+      this.leases.set(inv, lease);
     }
     let onAbort: (() => void) | undefined;
     // A cancelled call stops waiting at once (and its gate closes): Playwright's action runs out on its own.
@@ -244,7 +263,7 @@ export class SessionBrowser {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([this.perform(tool, entries, request, gate, grant, approve), cancelled]);
+      const value = await Promise.race([this.perform(tool, request, gate, lease, opts.approve), cancelled]);
       // What the page said and asked during (and before) this call goes with the answer when the guest has
       // page.on listeners; without them it is passed over, so listeners never hear what came before them.
       // Bytes travel alone: their events come with the next answer.
@@ -259,7 +278,7 @@ export class SessionBrowser {
     }
   }
 
-  private async perform(tool: string, entries: string[], r: BrowserRequest, gate: BrowserGate, grant?: GrantCheck, approve?: (url: string) => Promise<void>): Promise<unknown> {
+  private async perform(tool: string, r: BrowserRequest, gate: BrowserGate, lease: Lease, approve?: (url: string) => Promise<void>): Promise<unknown> {
     const args = Array.isArray(r.args) ? r.args : [];
     if (r.target === 'context') return this.contextCall(r.method, args);
     const page = await this.page(typeof r.page === 'number' ? r.page : 0);
@@ -267,19 +286,18 @@ export class SessionBrowser {
     switch (r.method) {
       case 'goto': {
         const url = String(args[0]);
-        const allowed = (u: string) => browserUrlAllowed(u, entries) && (!grant || browserUrlAllowed(u, grant.list));
-        let asked = false;
+        const { rule } = lease.driver;
         // Not declared: the author's refusal; declared and not granted: the operator's.
-        const declared = (host: string) => ['http', 'https'].some((s) => browserUrlAllowed(`${s}://${host}/`, entries));
-        const refuse = (host: string) => (grant && declared(host) ? grant.refuse(host) : refusal(tool, host, entries));
-        if (!allowed(url)) {
-          // [policy] mode "ask": a declared host the grant does not list is put to a human (only page.goto is
-          // asked: the page's own requests follow allow.browser and the grant, as approvals do).
-          if (!(grant?.ask && browserUrlAllowed(url, entries))) throw refuse(hostOf(url));
-          await grant.ask(hostOf(url), { op: 'browser.navigate', url });
-          asked = true;
-        }
-        await approve?.(url); // [approvals]: the page's own requests and redirects are judged by allow.browser alone
+        const refuse = (host: string) => {
+          const declared = ['http', 'https'].some((sch) => browserUrlAllowed(`${sch}://${host}/`, rule.declared));
+          return declared && rule.granted ? notGrantedRefusal(lease, host) : refusal(tool, host, rule.declared);
+        };
+        const verdict = pageRequestVerdict(url, rule);
+        if (verdict.verdict === 'deny') throw verdict.by === 'grant' ? notGrantedRefusal(lease, verdict.host) : refusal(tool, verdict.host, rule.declared);
+        // [policy] mode "ask": a declared host the grant does not list is put to a human, the same question
+        // the gate asks for the page's own requests (asked once per call and host).
+        if (verdict.verdict === 'ask') await gate.askFor(lease.driver, verdict.host, url);
+        await approve?.(url); // [approvals]: the page's own requests and redirects are judged by the rule above alone
         const before = gate.total;
         const refusedNow = () => {
           const host = gate.refused[gate.refused.length - 1] ?? hostOf(page.url());
@@ -298,7 +316,7 @@ export class SessionBrowser {
           throw e;
         }
         // A redirect to a refused host ends on the gate's 403 page: that is a refusal, not a page.
-        if (!(asked ? browserUrlAllowed(page.url(), entries) : allowed(page.url())) || (response?.status() === 403 && gate.total > before)) {
+        if (pageRequestVerdict(page.url(), rule).verdict !== 'allow' || (response?.status() === 403 && gate.total > before)) {
           throw refusedNow();
         }
         return response ? { status: response.status(), url: response.url() } : null;
@@ -400,6 +418,20 @@ function plain(v: unknown): unknown {
   return null;
 }
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+
+/** One call's use of the pages: its gate driver, how to stop driving, the operator's grant check (for its
+ *  refusals). */
+interface Lease {
+  driver: Driver;
+  release: () => void;
+  grant?: GrantCheck;
+}
+
+/** A declared host the operator's grant does not list (modes "granted", "declared" with a grant, and "ask"
+ *  where nobody could be asked): the grant's refusal, naming the line to add. */
+function notGrantedRefusal(lease: Lease, host: string): PermissionError {
+  return lease.grant?.refuse(host) ?? new PermissionError(`${host} is not granted to this extension's browser ([grants] browser)`);
+}
 
 function refusal(tool: string, host: string, entries: string[]): PermissionError {
   return new PermissionError(`tool "${tool}" may not load ${host} in its browser: it is not in allow.browser (${entries.join(', ')}); add "${host}" to allow.browser`);

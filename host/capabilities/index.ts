@@ -5,6 +5,7 @@ import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import type { ApprovalRequest } from '../approvals.js';
 import type { BrowserRequest, SessionBrowser } from './browser.js';
+import type { PageDecision } from './browser-gate.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
 import type { CommandSpec } from '../manifest.js';
 import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type WriteCount } from './fs.js';
@@ -37,6 +38,8 @@ export interface CapabilityContext {
   secrets?: SecretStore;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
   browser?: SessionBrowser;
+  /** The audit log's line for one decision on a request a page made (browser-gate.ts); absent: no audit log. */
+  recordPage?(d: PageDecision): void;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
   /** The extension a served tool belongs to (for allow.tools and the grant's tools), undefined when none is
@@ -134,8 +137,11 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
     case 'browser.call':
       if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
-      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id,
-        grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)), (url) => ctx.approve({ op: 'browser.navigate', url }));
+      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id, {
+        grant: grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)),
+        approve: (url) => ctx.approve({ op: 'browser.navigate', url }),
+        record: ctx.recordPage,
+      });
     case 'plugins.call': {
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
       const callee = ctx.extensionOf(req.tool);
