@@ -428,7 +428,8 @@ export class Registry {
       // A secret it declares that is not granted to its extension, or cannot be used: refused before it runs.
       grantedSecrets(this.policy.grants, entry.extension.toolIdentity?.(name) ?? { file: entry.extension.file, sha256: entry.extension.artifact.sha256 }, entry.manifest);
       this.secrets.check(entry.manifest);
-      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via);
+      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via)
+        .finally(() => session.pagesStopped(entry.extension)); // its pages' scripts stopped before it is answered
       const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
       if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
       if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
@@ -502,6 +503,8 @@ export class Registry {
           by: d.by === 'grant' ? decidedBy(this.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
           ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
         })),
+        // A page is bounded like its guest: the guest's memory limit, the call's CPU budget (limits.ts).
+        pageLimits: () => ({ memory: guestMemory(this.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(this.policy, ownManifest(ext, inv.tool)) }),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
         // for approvals through its caller's client, and stops its caller's clock while it does.
         callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),

@@ -55,6 +55,12 @@ export class Session {
    *  fetch, a context is never shared between extensions (the unit of trust). */
   private readonly browserByExt = new Map<string, SessionBrowser>();
 
+  /** Resolves once the pages of `ext`'s context have stopped running, when no call of its guest is in
+   *  flight (SessionBrowser.stopped): a call is answered only after its pages stopped. */
+  pagesStopped(ext: LoadedExtension): Promise<void> {
+    return this.browserByExt.get(ext.file)?.stopped() ?? Promise.resolve();
+  }
+
   browserFor(ext: LoadedExtension): SessionBrowser | undefined {
     if (!this.browsers) return undefined;
     let b = this.browserByExt.get(ext.file);

@@ -97,6 +97,9 @@ export async function startServer(t) {
           res.writeHead(200, { 'set-cookie': [...big, ...Array.from({ length: Number(url.searchParams.get('n')) }, (_, i) => `c${r}_${i}=1; Path=/`)] });
           return res.end('ok');
         }
+        case '/page': // ?html=...: that HTML, as a page (a browser test's frame with a script of its own)
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+          return res.end(url.searchParams.get('html') ?? '');
         case '/status': // ?code=N: that status, with a body where HTTP allows one
           res.writeHead(Number(url.searchParams.get('code')));
           return res.end('a body');

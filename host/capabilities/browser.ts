@@ -14,8 +14,18 @@
 //  - Every request a page makes follows one rule, fetch's (browser-policy.ts `pageRequestVerdict`): declared
 //    ∩ granted goes, a declared host the grant does not list is asked in mode "ask", the rest is refused;
 //    page.goto and the gate judge by that same rule, and the gate logs each decision (BrowserGate).
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { KilnError, PermissionError } from '../errors.js';
+//  - A page runs only while a call drives it: when the guest is idle, every page of the context (popups and
+//    frames of other sites, which run in renderer processes of their own, included) has its scripts disabled
+//    and a running one terminated (CDP Emulation.setScriptExecutionDisabled, Runtime.terminateExecution)
+//    before the call is answered (Session.pagesStopped); the next call's first browser op enables them
+//    again. Pages that do not stop within FREEZE_MS are closed.
+//  - A page is bounded like its guest (PageLimits): after each browser op, and every WATCH_MS while one is
+//    in flight, the context's pages' JavaScript memory (V8 heap, DOM heap, ArrayBuffer storage) is checked
+//    against the guest's memory limit and their main-thread CPU time since the call began against the
+//    call's CPU budget. Over either, the pages' scripts stop, the op fails with a MemoryLimitError or
+//    CpuLimitError naming the setting, the rest of the call gets no page (memory: the pages are closed).
+import type { Browser, BrowserContext, CDPSession, Frame, Locator, Page } from 'playwright-core';
+import { CpuLimitError, KilnError, MemoryLimitError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
 import type { BrowserGate, Driver, PageDecision } from './browser-gate.js';
 import { browserUrlAllowed, hostOf, pageRequestVerdict } from './browser-policy.js';
@@ -41,13 +51,28 @@ const MAX_VIEWPORT = 4096;
 /** The largest page.evaluate result, in characters of JSON (checked in the page). */
 const MAX_EVALUATE_CHARS = 16 * 1024 * 1024;
 const MAX_PAGES = 16;
+/** How long a page has to stop its scripts when its call ends before it is closed instead. */
+const FREEZE_MS = 5000;
+/** How often the limits are checked while a browser op is in flight. */
+const WATCH_MS = 250;
+/** Every renderer's V8 old space is capped at the largest memoryLimitBytes a tool may declare (512 MiB), so
+ *  even one synchronous allocation between two checks cannot take the machine. */
+const RENDERER_HEAP_MIB = 512;
+
+/** The bounds of a call's pages: the guest's memory limit and the call's CPU budget (limits.ts), each with
+ *  the setting it comes from, for the refusal. */
+export interface PageLimits {
+  memory: { bytes: number; setting: string };
+  cpu?: { ms: number; setting: string };
+}
 
 /** What a browser op of one call brings besides the request: the operator's grant of `browser`, the
- *  [approvals] check of a navigation, and where the gate's decisions go. */
+ *  [approvals] check of a navigation, where the gate's decisions go, and the call's limits. */
 export interface PageCall {
   grant?: GrantCheck;
   approve?: (url: string) => Promise<void>;
   record?: (d: PageDecision) => void;
+  limits?: PageLimits;
 }
 
 export interface BrowserRequest {
@@ -108,7 +133,7 @@ export class Browsers {
       const args = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
         // WebRTC's UDP (ICE, STUN, TURN) does not go through a proxy: without this a page reaches any host:port
         // past the gate, during and between calls. With it, WebRTC may only use the proxy, which judges it.
-        '--webrtc-ip-handling-policy=disable_non_proxied_udp'];
+        '--webrtc-ip-handling-policy=disable_non_proxied_udp', `--js-flags=--max-old-space-size=${RENDERER_HEAP_MIB}`];
       if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses to run its sandbox as root
       const b = await chromium.launch({ executablePath: this.settings.executablePath, headless: this.settings.headless, args });
       b.on('disconnected', () => this.crashed(b));
@@ -163,6 +188,7 @@ export class SessionBrowser {
   /** The browser went away: this session starts with a new context next time. */
   lost(): void {
     this.leases.clear();
+    this.frozen = undefined;
     const c = this.context;
     this.context = undefined;
     this.pages.clear();
@@ -223,14 +249,125 @@ export class SessionBrowser {
     return page;
   }
 
-  /** The invocations driving this context now: their gate driver and how to stop driving. */
+  /** The invocations driving this context now: their gate driver, how to stop driving, their CPU baseline,
+   *  and the limit error that ended their use of the pages (then every later op of the call gets it). */
   private readonly leases = new Map<number, Lease>();
+  /** The pages' scripts were stopped when the last call ended; the next lease waits for that, then resumes. */
+  private frozen: Promise<void> | undefined;
+  private readonly cdps = new WeakMap<Page | Frame, Promise<CDPSession>>();
 
   /** The guest has no call in flight (or was discarded): no invocation drives the context any more, so the
-   *  gate lets nothing out and cuts its tunnels until a call uses the browser again. */
+   *  gate lets nothing out and cuts its tunnels, and the pages' scripts stop until a call uses them again. */
   idle(): void {
+    if (this.leases.size === 0) return;
     for (const lease of this.leases.values()) lease.release();
     this.leases.clear();
+    const previous = this.frozen;
+    this.frozen = (async () => {
+      await previous;
+      await this.freeze();
+    })().catch(() => {}); // freeze never fails: a page it cannot reach runs nothing
+  }
+
+  /** Resolves when no call drives the context and its pages' scripts have stopped (at once while a call
+   *  still drives it: a call through plugins[...] ending inside its caller's stops nothing). */
+  stopped(): Promise<void> {
+    return this.leases.size === 0 && this.frozen ? this.frozen.catch(() => {}) : Promise.resolve();
+  }
+
+  /** A CDP session of a page, or of a frame that runs in a process of its own (an out-of-process iframe);
+   *  undefined for a frame that runs inside its page's process (the page's session covers it) or one gone. */
+  private async cdp(target: Page | Frame, context: BrowserContext): Promise<CDPSession | undefined> {
+    let c = this.cdps.get(target);
+    if (!c) {
+      c = context.newCDPSession(target).then(async (s) => {
+        await s.send('Performance.enable');
+        return s;
+      });
+      // A frame's refusal is not kept: the frame may move to a process of its own later.
+      c.catch(() => this.cdps.delete(target));
+      this.cdps.set(target, c);
+    }
+    return c.catch(() => undefined);
+  }
+
+  /** The sessions of everything in the context that runs scripts on its own thread of a renderer: every
+   *  page (popups too) and every out-of-process frame in them. */
+  private async scripted(context: BrowserContext): Promise<CDPSession[]> {
+    const all = context.pages().flatMap((page) => [page as Page | Frame, ...page.frames().filter((f) => f !== page.mainFrame())]);
+    return (await Promise.all(all.map((x) => this.cdp(x, context)))).filter((s): s is CDPSession => s !== undefined);
+  }
+
+  /** Every page of the context (popups and out-of-process frames too): scripts disabled, a running one
+   *  terminated; pages that do not answer within FREEZE_MS are closed. */
+  private async freeze(): Promise<void> {
+    const c = this.context && (await this.context.catch(() => undefined));
+    if (!c) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), FREEZE_MS)));
+    const done = (async () => {
+      await Promise.all((await this.scripted(c.context)).map(async (s) => {
+        try {
+          // Disabling waits for a script running now; terminating ends it (a busy loop), and then nothing
+          // starts again until resume.
+          await Promise.all([s.send('Emulation.setScriptExecutionDisabled', { value: true }), s.send('Runtime.terminateExecution')]);
+        } catch {
+          // a page closed or crashed meanwhile: nothing runs in it
+        }
+      }));
+    })();
+    try {
+      if ((await Promise.race([done, late])) === 'late') {
+        await Promise.all(c.context.pages().map((p) => p.close({ runBeforeUnload: false }).catch(() => {})));
+        this.pages.clear();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The pages may run again (the start of a call that uses them). */
+  private async resume(context: BrowserContext): Promise<void> {
+    await this.frozen;
+    await Promise.all((await this.scripted(context)).map((s) => s.send('Emulation.setScriptExecutionDisabled', { value: false }).catch(() => {})));
+  }
+
+  /** The context's JavaScript memory (V8 heap, DOM heap, ArrayBuffer storage) and main-thread CPU ms. */
+  private async usage(context: BrowserContext): Promise<{ bytes: number; cpuMs: number }> {
+    let bytes = 0;
+    let cpuMs = 0;
+    await Promise.all((await this.scripted(context)).map(async (s) => {
+      try {
+        const heap = await s.send('Runtime.getHeapUsage') as { usedSize: number; embedderHeapUsedSize?: number; backingStorageSize?: number };
+        bytes += heap.usedSize + (heap.embedderHeapUsedSize ?? 0) + (heap.backingStorageSize ?? 0);
+        const { metrics } = await s.send('Performance.getMetrics');
+        cpuMs += (metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0) * 1000;
+      } catch {
+        // closed or crashed meanwhile
+      }
+    }));
+    return { bytes, cpuMs };
+  }
+
+  /** The call's pages against its limits: undefined while within them; else the error, after the pages'
+   *  scripts were stopped (and, over memory, the pages closed so their memory goes). */
+  private async overLimit(tool: string, lease: Lease, context: BrowserContext): Promise<KilnError | undefined> {
+    if (lease.spent) return lease.spent;
+    const limits = lease.limits;
+    if (!limits) return undefined;
+    const { bytes, cpuMs } = await this.usage(context);
+    if (lease.spent) return lease.spent;
+    const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+    if (bytes > limits.memory.bytes) {
+      lease.spent = new MemoryLimitError(`tool "${tool}"'s pages hold ${mib(bytes)} of JavaScript memory, more than its ${mib(limits.memory.bytes)} memory limit (${limits.memory.setting}); its pages were closed`);
+      await this.freeze();
+      await Promise.all(context.pages().map((p) => p.close({ runBeforeUnload: false }).catch(() => {})));
+      this.pages.clear();
+    } else if (limits.cpu && cpuMs - lease.cpuAtStart > limits.cpu.ms) {
+      lease.spent = new CpuLimitError(`tool "${tool}"'s pages used ${Math.round(cpuMs - lease.cpuAtStart)} ms of CPU time, more than its ${limits.cpu.ms} ms (${limits.cpu.setting}); its pages' scripts were stopped`);
+      await this.freeze();
+    }
+    return lease.spent;
   }
 
   /** One guest call, on behalf of invocation `inv` of `tool` (whose allow.browser is `entries`). From its
@@ -240,7 +377,7 @@ export class SessionBrowser {
     if (!this.browsers.enabled) throw new PermissionError('page/context: the browser is switched off on this server ([browser] enabled = false in kiln.toml)');
     if (entries.length === 0) throw new PermissionError(`tool "${tool}" declares no allow.browser, so it has no page or context; add the hosts its pages load to allow.browser`);
     signal.throwIfAborted();
-    const { gate } = await this.open();
+    const { context, gate } = await this.open();
     let lease = this.leases.get(inv);
     if (!lease) {
       // The operator's grant narrows what the tool declares; in mode "ask" a declared host it does not list
@@ -253,17 +390,37 @@ export class SessionBrowser {
         explain: (v) => (v.by === 'grant' && grant ? grant.refuse(v.host) : refusal(tool, v.host, entries)).message,
       };
       const release = gate.drive(driver);
-      lease = { driver, release, grant };
+      lease = { driver, release, grant, limits: opts.limits, cpuAtStart: 0 };
       this.leases.set(inv, lease);
+      await this.resume(context);
+      lease.cpuAtStart = (await this.usage(context)).cpuMs;
     }
+    const spent = await this.overLimit(tool, lease, context);
+    if (spent) throw spent;
     let onAbort: (() => void) | undefined;
     // A cancelled call stops waiting at once (and its gate closes): Playwright's action runs out on its own.
     const cancelled = new Promise<never>((_, reject) => {
       onAbort = () => reject(new KilnError('the browser call was cancelled: its call had ended'));
       signal.addEventListener('abort', onAbort, { once: true });
     });
+    // While the op is in flight, its pages are checked against the limits every WATCH_MS.
+    let watching = true;
+    let watchTimer: NodeJS.Timeout | undefined;
+    const current = lease;
+    const over = new Promise<never>((_, reject) => {
+      const tick = () => {
+        watchTimer = setTimeout(() => void this.overLimit(tool, current, context).then((e) => {
+          if (e) reject(e);
+          else if (watching) tick();
+        }, () => {}), WATCH_MS);
+      };
+      if (current.limits) tick();
+    });
+    over.catch(() => {});
     try {
-      const value = await Promise.race([this.perform(tool, request, gate, lease, opts.approve), cancelled]);
+      const value = await Promise.race([this.perform(tool, request, gate, lease, opts.approve), cancelled, over]);
+      const after = await this.overLimit(tool, lease, context);
+      if (after) throw after;
       // What the page said and asked during (and before) this call goes with the answer when the guest has
       // page.on listeners; without them it is passed over, so listeners never hear what came before them.
       // Bytes travel alone: their events come with the next answer.
@@ -274,6 +431,8 @@ export class SessionBrowser {
     } catch (e) {
       throw asKilnError(e);
     } finally {
+      watching = false;
+      clearTimeout(watchTimer);
       signal.removeEventListener('abort', onAbort!);
     }
   }
@@ -420,11 +579,14 @@ function plain(v: unknown): unknown {
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
 
 /** One call's use of the pages: its gate driver, how to stop driving, the operator's grant check (for its
- *  refusals). */
+ *  refusals), its limits, its pages' CPU time when it began, and the limit error that ended its use of them. */
 interface Lease {
   driver: Driver;
   release: () => void;
   grant?: GrantCheck;
+  limits?: PageLimits;
+  cpuAtStart: number;
+  spent?: KilnError;
 }
 
 /** A declared host the operator's grant does not list (modes "granted", "declared" with a grant, and "ask"

@@ -4,7 +4,7 @@ import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
 import type { ToolManifest } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import type { ApprovalRequest } from '../approvals.js';
-import type { BrowserRequest, SessionBrowser } from './browser.js';
+import type { BrowserRequest, PageLimits, SessionBrowser } from './browser.js';
 import type { PageDecision } from './browser-gate.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
 import type { CommandSpec } from '../manifest.js';
@@ -40,6 +40,8 @@ export interface CapabilityContext {
   browser?: SessionBrowser;
   /** The audit log's line for one decision on a request a page made (browser-gate.ts); absent: no audit log. */
   recordPage?(d: PageDecision): void;
+  /** The bounds of this call's pages (browser.ts): the guest's memory limit and the call's CPU budget. */
+  pageLimits?: () => PageLimits;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;
   /** The extension a served tool belongs to (for allow.tools and the grant's tools), undefined when none is
@@ -140,7 +142,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id, {
         grant: grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)),
         approve: (url) => ctx.approve({ op: 'browser.navigate', url }),
-        record: ctx.recordPage,
+        record: ctx.recordPage, limits: ctx.pageLimits?.(),
       });
     case 'plugins.call': {
       if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');

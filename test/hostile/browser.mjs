@@ -1,13 +1,14 @@
-// The browser's own traffic: every request a page makes follows fetch's rule under the operator's grant
-// (granted, asked in mode "ask", or refused) and is a line in the audit log. Two local servers stand for the
-// hosts: A (declared and granted) and B (declared, not granted), whose request log proves that a refused
-// request never arrived.
+// The browser's own traffic and the page's limits: every request a page makes follows fetch's rule under
+// the operator's grant (granted, asked in mode "ask", or refused) and is a line in the audit log; a page's
+// scripts stop when its call ends; its memory and CPU are bounded like its guest's. Two local servers stand
+// for the hosts: A (declared and granted) and B (declared, not granted), whose request log proves that a
+// refused request never arrived.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
-import { attack, serve, sources } from './harness.mjs';
+import { attack, serve, serverPid, sources } from './harness.mjs';
 
 /** An extension whose pages, loaded from A, reach for B in every way a page can. */
 const PAGES = (a, b) => `
@@ -117,4 +118,136 @@ attack('browser-audit-page-requests', 'a page\'s own requests leave no trace in 
   const deny = line(`GET http://127.0.0.1:${b.port}/fetch`);
   assert.equal(deny.tool, 'q.visit');
   assert.match(deny.reason, new RegExp(`may not load 127\\.0\\.0\\.1:${b.port} in its browser: it is not in allow\\.browser .*add "127\\.0\\.0\\.1:${b.port}" to allow\\.browser`));
+});
+
+/** Renderer processes of the server's Chromium, and their CPU time in clock ticks. */
+function rendererTicks(root) {
+  const children = new Map();
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch { /* gone */ }
+  }
+  let ticks = 0;
+  for (let todo = [root]; todo.length;) {
+    for (const c of children.get(todo.pop()) ?? []) {
+      todo.push(c);
+      try {
+        if (!readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+        const f = readFileSync(`/proc/${c}/stat`, 'utf8').split(') ')[1].split(' ');
+        ticks += Number(f[11]) + Number(f[12]); // utime + stime
+      } catch { /* gone */ }
+    }
+  }
+  return ticks;
+}
+
+const SPIN = (a) => `
+const allow = { browser: ['127.0.0.1:${a}', 'localhost:${a}'] };
+// Every tick of the page keeps the CPU busy for 20 ms and notes when it ran.
+const spin = () => { window.ticks = []; setInterval(() => { ticks.push(Date.now()); const end = Date.now() + 20; while (Date.now() < end); }, 1); };
+defineTool({ name: 'sp.start', exposeAsTool: true, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  await page.evaluate(spin);
+  return 'spinning';
+} });
+// A frame of another site (localhost, beside the page's 127.0.0.1) runs in a renderer process of its own and
+// spins there, noting when each tick ran; asked "sync", it sends the page its notes.
+const FRAME = '<script>const ticks = []; setInterval(() => { ticks.push(Date.now()); const end = Date.now() + 20; while (Date.now() < end); }, 1);'
+  + 'addEventListener("message", (e) => { if (e.data === "sync") parent.postMessage({ synced: ticks }, "*"); });</script>';
+defineTool({ name: 'sp.frame', exposeAsTool: true, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  return page.evaluate((src) => new Promise((done) => {
+    addEventListener('message', (e) => { if (e.data.synced) window.synced?.(e.data.synced); });
+    const f = document.createElement('iframe');
+    f.onload = () => done('framed');
+    f.src = src;
+    document.body.appendChild(f);
+  }), args.frame + '/page?html=' + encodeURIComponent(FRAME));
+} });
+defineTool({ name: 'sp.frameRead', exposeAsTool: true, allow, handler: async ({ page }) => page.evaluate(() => new Promise((done) => {
+  window.synced = done;
+  document.querySelector('iframe').contentWindow.postMessage('sync', '*');
+})) });
+defineTool({ name: 'sp.read', exposeAsTool: true, allow, handler: async ({ page }) => page.evaluate(() => ({ ticks: window.ticks ? window.ticks.slice() : null, hog: typeof window.hog })) });
+defineTool({ name: 'sp.cpu', exposeAsTool: true, cpuMs: 200, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  await page.evaluate(spin);
+  await page.waitForTimeout(20000);
+  return 'never stopped';
+} });
+defineTool({ name: 'sp.hog', exposeAsTool: true, memoryLimitBytes: 16 * 1024 * 1024, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  return page.evaluate(() => { window.hog = []; for (let i = 0; i < 64; i++) window.hog.push(new Uint8Array(1 << 20).fill(i)); return window.hog.length; });
+} });
+`;
+
+/** Sleeps `n` times for `ms` (a bounded wait; nothing is decided by how long it took). */
+const pause = async (n, ms) => { for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, ms)); };
+
+async function spinServer(t) {
+  const a = await startServer(t);
+  const dir = sources(t, { 'sp.ts': SPIN(a.port) });
+  const { client, transport } = await serve(t, [join(dir, 'sp.ts')]);
+  return { a, client, pid: serverPid(transport) };
+}
+
+attack('browser-page-timer-after-call', 'a page\'s setInterval busy loop keeps a core busy after its call ended', async (t) => {
+  const { a, client, pid } = await spinServer(t);
+  assert.equal((await call(client, 'sp.start', { url: `${a.base}/hello` })).text, 'spinning');
+  const ended = Date.now(); // the call is answered: its page's scripts must have stopped by now
+  const cpuBefore = rendererTicks(pid);
+  await pause(15, 100);
+  const cpuAfter = rendererTicks(pid);
+  const next = Date.now();
+  const r = await call(client, 'sp.read');
+  assert.equal(r.isError, false, r.text);
+  const between = r.json.ticks.filter((x) => x > ended && x < next);
+  assert.deepEqual(between, [], `the page ran ${between.length} ticks while no call drove it`);
+  assert.ok(r.json.ticks.length > 0, 'the page ran during its call');
+  // The renderers' CPU time while no call ran: a spinning page would use most of the window.
+  assert.ok(cpuAfter - cpuBefore < 50, `the renderers used ${cpuAfter - cpuBefore} ticks of CPU while no call drove them`);
+  // The page runs again during the next call.
+  const again = await call(client, 'sp.read');
+  assert.ok(again.json.ticks.length >= r.json.ticks.length);
+});
+
+attack('browser-frame-timer-after-call', 'a frame of another site (its own renderer process) keeps spinning after its call ended', async (t) => {
+  const { a, client, pid } = await spinServer(t);
+  const r = await call(client, 'sp.frame', { url: `${a.base}/hello`, frame: `http://localhost:${a.port}` });
+  assert.equal(r.text, 'framed');
+  const ended = Date.now();
+  const cpuBefore = rendererTicks(pid);
+  await pause(15, 100);
+  const cpuAfter = rendererTicks(pid);
+  const next = Date.now();
+  const read = await call(client, 'sp.frameRead');
+  assert.equal(read.isError, false, read.text);
+  const between = read.json.filter((x) => x > ended && x < next);
+  assert.deepEqual(between, [], `the frame ran ${between.length} ticks while no call drove it`);
+  assert.ok(cpuAfter - cpuBefore < 50, `the renderers used ${cpuAfter - cpuBefore} ticks of CPU while no call drove them`);
+});
+
+attack('browser-page-cpu', 'a tool with cpuMs 200 keeps its page spinning for 20 s of a call', async (t) => {
+  const { a, client } = await spinServer(t);
+  const r = await call(client, 'sp.cpu', { url: `${a.base}/hello` });
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, /CpuLimitError: tool "sp\.cpu"'s pages used \d+ ms of CPU time, more than its 200 ms \(cpuMs in its manifest\)/);
+  const stopped = Date.now();
+  await pause(5, 100);
+  const next = Date.now();
+  const read = await call(client, 'sp.read');
+  const between = read.json.ticks.filter((x) => x > stopped && x < next);
+  assert.deepEqual(between, [], 'the page kept running after its CPU time was spent');
+});
+
+attack('browser-page-memory', 'a tool with a 16 MiB memory limit makes its page hold 64 MiB', async (t) => {
+  const { a, client } = await spinServer(t);
+  const r = await call(client, 'sp.hog', { url: `${a.base}/hello` });
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, /MemoryLimitError: tool "sp\.hog"'s pages hold [\d.]+ MiB of JavaScript memory, more than its 16\.0 MiB memory limit \(memoryLimitBytes of tool "sp\.hog" in its manifest\); its pages were closed/);
+  // The page that held it is gone: the next call gets a fresh one.
+  const read = await call(client, 'sp.read');
+  assert.deepEqual(read.json, { ticks: null, hog: 'undefined' }, read.text);
 });
