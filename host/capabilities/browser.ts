@@ -16,14 +16,16 @@
 //    page.goto and the gate judge by that same rule, and the gate logs each decision (BrowserGate).
 //  - A page runs only while a call drives it: when the guest is idle, every page of the context (popups and
 //    frames of other sites, which run in renderer processes of their own, included) has its scripts disabled
-//    and a running one terminated (CDP Emulation.setScriptExecutionDisabled, Runtime.terminateExecution)
-//    before the call is answered (Session.pagesStopped); the next call's first browser op enables them
-//    again. Pages that do not stop within FREEZE_MS are closed.
+//    and a running one terminated (CDP Emulation.setScriptExecutionDisabled, Runtime.terminateExecution),
+//    and its dedicated workers are paused in their debugger, before the call is answered
+//    (Session.pagesStopped); the next call's first browser op resumes them all. Pages that do not stop
+//    within FREEZE_MS are closed.
 //  - A page is bounded like its guest (PageLimits): after each browser op, and every WATCH_MS while one is
-//    in flight, the context's pages' JavaScript memory (V8 heap, DOM heap, ArrayBuffer storage) is checked
-//    against the guest's memory limit and their main-thread CPU time since the call began against the
-//    call's CPU budget. Over either, the pages' scripts stop, the op fails with a MemoryLimitError or
-//    CpuLimitError naming the setting, the rest of the call gets no page (memory: the pages are closed).
+//    in flight, the context's JavaScript memory (pages, frames, workers: V8 heap, DOM heap, ArrayBuffer
+//    storage) is checked against the guest's memory limit, and its pages' main-thread CPU time since the
+//    call began against the call's CPU budget. Over either, the pages' scripts stop, the op fails with a
+//    MemoryLimitError or CpuLimitError naming the setting, the rest of the call gets no page (memory: the
+//    pages are closed).
 import type { Browser, BrowserContext, CDPSession, Frame, Locator, Page } from 'playwright-core';
 import { CpuLimitError, KilnError, MemoryLimitError, PermissionError } from '../errors.js';
 import type { BrowserSettings } from '../policy.js';
@@ -53,6 +55,8 @@ const MAX_EVALUATE_CHARS = 16 * 1024 * 1024;
 const MAX_PAGES = 16;
 /** How long a page has to stop its scripts when its call ends before it is closed instead. */
 const FREEZE_MS = 5000;
+/** How long a worker has to answer one CDP message before it is taken as gone. */
+const WORKER_MS = 2000;
 /** How often the limits are checked while a browser op is in flight. */
 const WATCH_MS = 250;
 /** Every renderer's V8 old space is capped at the largest memoryLimitBytes a tool may declare (512 MiB), so
@@ -255,6 +259,7 @@ export class SessionBrowser {
   /** The pages' scripts were stopped when the last call ended; the next lease waits for that, then resumes. */
   private frozen: Promise<void> | undefined;
   private readonly cdps = new WeakMap<Page | Frame, Promise<CDPSession>>();
+  private readonly workers = new WeakMap<CDPSession, WorkerTargets>();
 
   /** The guest has no call in flight (or was discarded): no invocation drives the context any more, so the
    *  gate lets nothing out and cuts its tunnels, and the pages' scripts stop until a call uses them again. */
@@ -282,6 +287,9 @@ export class SessionBrowser {
     if (!c) {
       c = context.newCDPSession(target).then(async (s) => {
         await s.send('Performance.enable');
+        this.workers.set(s, new WorkerTargets(s));
+        // Its dedicated workers attach to this session (not flattened: they are reached through it).
+        await s.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
         return s;
       });
       // A frame's refusal is not kept: the frame may move to a process of its own later.
@@ -310,7 +318,8 @@ export class SessionBrowser {
         try {
           // Disabling waits for a script running now; terminating ends it (a busy loop), and then nothing
           // starts again until resume.
-          await Promise.all([s.send('Emulation.setScriptExecutionDisabled', { value: true }), s.send('Runtime.terminateExecution')]);
+          // Its workers are paused in their debugger (a busy loop too) until resume.
+          await Promise.all([s.send('Emulation.setScriptExecutionDisabled', { value: true }), s.send('Runtime.terminateExecution'), this.workers.get(s)?.pause()]);
         } catch {
           // a page closed or crashed meanwhile: nothing runs in it
         }
@@ -329,7 +338,9 @@ export class SessionBrowser {
   /** The pages may run again (the start of a call that uses them). */
   private async resume(context: BrowserContext): Promise<void> {
     await this.frozen;
-    await Promise.all((await this.scripted(context)).map((s) => s.send('Emulation.setScriptExecutionDisabled', { value: false }).catch(() => {})));
+    await Promise.all((await this.scripted(context)).map((s) => Promise.all([
+      s.send('Emulation.setScriptExecutionDisabled', { value: false }).catch(() => {}), this.workers.get(s)?.resume(),
+    ])));
   }
 
   /** The context's JavaScript memory (V8 heap, DOM heap, ArrayBuffer storage) and main-thread CPU ms. */
@@ -342,6 +353,10 @@ export class SessionBrowser {
         bytes += heap.usedSize + (heap.embedderHeapUsedSize ?? 0) + (heap.backingStorageSize ?? 0);
         const { metrics } = await s.send('Performance.getMetrics');
         cpuMs += (metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0) * 1000;
+        for (const w of await this.workers.get(s)?.send('Runtime.getHeapUsage') ?? []) {
+          const h = w as { usedSize?: number; backingStorageSize?: number } | undefined;
+          bytes += (h?.usedSize ?? 0) + (h?.backingStorageSize ?? 0);
+        }
       } catch {
         // closed or crashed meanwhile
       }
@@ -577,6 +592,67 @@ function plain(v: unknown): unknown {
   return null;
 }
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+
+/** The dedicated workers attached to one CDP session, reached by messages through it: paused in their
+ *  debugger between calls, their heaps counted with their page's. A worker that does not answer within
+ *  WORKER_MS is taken as gone (its message's answer is undefined). */
+class WorkerTargets {
+  private readonly ids = new Set<string>();
+  private readonly pending = new Map<number, (result: unknown) => void>();
+  private next = 1;
+
+  constructor(private readonly session: CDPSession) {
+    session.on('Target.attachedToTarget', (e) => {
+      if (e.targetInfo.type === 'worker') this.ids.add(e.sessionId);
+    });
+    session.on('Target.detachedFromTarget', (e) => {
+      if (e.sessionId) this.ids.delete(e.sessionId);
+    });
+    session.on('Target.receivedMessageFromTarget', (e) => {
+      let m: { id?: number; result?: unknown };
+      try {
+        m = JSON.parse(e.message);
+      } catch {
+        return;
+      }
+      const done = m.id === undefined ? undefined : this.pending.get(m.id);
+      if (done) {
+        this.pending.delete(m.id!);
+        done(m.result);
+      }
+    });
+  }
+
+  /** `method` sent to every worker; their results, in no particular order. */
+  send(method: string): Promise<unknown[]> {
+    return Promise.all([...this.ids].map((sessionId) => new Promise<unknown>((resolve) => {
+      const id = this.next++;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve(undefined);
+      }, WORKER_MS);
+      this.pending.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+      this.session.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params: {} }) }).catch(() => {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        resolve(undefined);
+      });
+    })));
+  }
+
+  async pause(): Promise<void> {
+    await this.send('Debugger.enable');
+    await this.send('Debugger.pause');
+  }
+
+  async resume(): Promise<void> {
+    await this.send('Debugger.resume');
+    await this.send('Debugger.disable');
+  }
+}
 
 /** One call's use of the pages: its gate driver, how to stop driving, the operator's grant check (for its
  *  refusals), its limits, its pages' CPU time when it began, and the limit error that ended its use of them. */

@@ -170,6 +170,25 @@ defineTool({ name: 'sp.frameRead', exposeAsTool: true, allow, handler: async ({ 
   window.synced = done;
   document.querySelector('iframe').contentWindow.postMessage('sync', '*');
 })) });
+// A dedicated worker of the page spins, noting when each tick ran; asked "sync", it sends the page its notes.
+const WORKER = 'const ticks = []; setInterval(() => { ticks.push(Date.now()); const end = Date.now() + 20; while (Date.now() < end); }, 1);'
+  + 'onmessage = (e) => { if (e.data === "sync") postMessage(ticks); };';
+defineTool({ name: 'sp.worker', exposeAsTool: true, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  return page.evaluate((src) => { window.w = new Worker(URL.createObjectURL(new Blob([src]))); return 'working'; }, WORKER);
+} });
+defineTool({ name: 'sp.workerRead', exposeAsTool: true, allow, handler: async ({ page }) => page.evaluate(() => new Promise((done) => {
+  window.w.onmessage = (e) => done(e.data);
+  window.w.postMessage('sync');
+})) });
+defineTool({ name: 'sp.workerHog', exposeAsTool: true, allow, handler: async ({ page, args }) => {
+  await page.goto(args.url);
+  return page.evaluate(() => new Promise((done) => {
+    const src = 'const hog = []; for (let i = 0; i < 64; i++) hog.push(new Uint8Array(1 << 20).fill(i)); postMessage(hog.length);';
+    window.w = new Worker(URL.createObjectURL(new Blob([src])));
+    window.w.onmessage = (e) => done(e.data);
+  }));
+} });
 defineTool({ name: 'sp.read', exposeAsTool: true, allow, handler: async ({ page }) => page.evaluate(() => ({ ticks: window.ticks ? window.ticks.slice() : null, hog: typeof window.hog })) });
 defineTool({ name: 'sp.cpu', exposeAsTool: true, cpuMs: 200, allow, handler: async ({ page, args }) => {
   await page.goto(args.url);
@@ -229,6 +248,21 @@ attack('browser-frame-timer-after-call', 'a frame of another site (its own rende
   assert.ok(cpuAfter - cpuBefore < 50, `the renderers used ${cpuAfter - cpuBefore} ticks of CPU while no call drove them`);
 });
 
+attack('browser-worker-after-call', 'a page\'s dedicated worker keeps spinning after its call ended', async (t) => {
+  const { a, client, pid } = await spinServer(t);
+  assert.equal((await call(client, 'sp.worker', { url: `${a.base}/hello` })).text, 'working');
+  const ended = Date.now();
+  const cpuBefore = rendererTicks(pid);
+  await pause(15, 100);
+  const cpuAfter = rendererTicks(pid);
+  const next = Date.now();
+  const read = await call(client, 'sp.workerRead');
+  assert.equal(read.isError, false, read.text);
+  const between = read.json.filter((x) => x > ended && x < next);
+  assert.deepEqual(between, [], `the worker ran ${between.length} ticks while no call drove its page`);
+  assert.ok(cpuAfter - cpuBefore < 50, `the renderers used ${cpuAfter - cpuBefore} ticks of CPU while no call drove them`);
+});
+
 attack('browser-page-cpu', 'a tool with cpuMs 200 keeps its page spinning for 20 s of a call', async (t) => {
   const { a, client } = await spinServer(t);
   const r = await call(client, 'sp.cpu', { url: `${a.base}/hello` });
@@ -240,6 +274,15 @@ attack('browser-page-cpu', 'a tool with cpuMs 200 keeps its page spinning for 20
   const read = await call(client, 'sp.read');
   const between = read.json.ticks.filter((x) => x > stopped && x < next);
   assert.deepEqual(between, [], 'the page kept running after its CPU time was spent');
+});
+
+attack('browser-worker-memory', 'a tool with a 16 MiB memory limit makes its page\'s worker hold 64 MiB', async (t) => {
+  const { a, client } = await spinServer(t);
+  const r = await call(client, 'sp.workerHog', { url: `${a.base}/hello` });
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, /MemoryLimitError: tool "sp\.workerHog"'s pages hold [\d.]+ MiB of JavaScript memory, more than its 16\.0 MiB memory limit/);
+  const read = await call(client, 'sp.read');
+  assert.deepEqual(read.json, { ticks: null, hog: 'undefined' }, 'the page and its worker are gone');
 });
 
 attack('browser-page-memory', 'a tool with a 16 MiB memory limit makes its page hold 64 MiB', async (t) => {
