@@ -9,7 +9,6 @@ import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './discovery.js';
 import { Registry } from './registry.js';
-import { closeValidation } from './schema.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
 import { defaultConfig } from './config-file.js';
@@ -225,7 +224,6 @@ async function run(argv: string[]): Promise<number> {
     return 1;
   } finally {
     sessions.closeAll();
-    closeValidation(); // the slow-validation thread, if a schema needed it, would keep the process alive
   }
 }
 

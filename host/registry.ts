@@ -34,7 +34,8 @@ import { CancelledError, cancelledMessage, CpuLimitError, ExtensionLoadError, Gu
 import { SecretStore } from './capabilities/secrets.js';
 import { cpuBudget, guestMemory } from './limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, type Validator } from './schema.js';
+import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, usesPatterns, type Validator } from './schema.js';
+import { programBudget } from './linear-regexp.js';
 import { DEFAULT_POLICY, extensionKeys, type ExtensionIdentity, type OperatorPolicy } from './policy.js';
 import type { Session } from './session.js';
 
@@ -83,13 +84,13 @@ function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
 /** A validator made on first use, from the cache of compiled validators (schema.ts: cachedValidator). A schema
  *  that names other schemas (`$id`, or a `$ref` outside itself) is compiled as the server compiles it, in one
  *  Ajv with the rest of its extension's schemas, so `kiln run` accepts exactly what `kiln mcp` accepts. */
-function lazyValidator(tool: ToolManifest, tools: ToolManifest[], owner: string): Validator | undefined {
+function lazyValidator(tool: ToolManifest, tools: ToolManifest[]): Validator | undefined {
   if (!tool.inputSchema) return undefined;
   let compiled: Promise<Validator | undefined> | undefined;
   const make = async () => {
-    if (!crossReferences(tool.inputSchema)) return cachedValidator(tool, owner);
+    if (!crossReferences(tool.inputSchema)) return cachedValidator(tool);
     const ajvs = new ExtensionAjv();
-    const all = await Promise.all(tools.map((t) => argsValidator(t, ajvs, owner)));
+    const all = await Promise.all(tools.map((t) => argsValidator(t, ajvs)));
     return all[tools.indexOf(tool)];
   };
   return async (args) => {
@@ -387,10 +388,14 @@ export class Registry {
     if (!this.oneShot && tools.length > 0 && !tools.some((t) => t.exposeAsTool)) {
       this.warnings.push(`${ext.file}: defines ${tools.length} tool(s) but exposes none over MCP (set exposeAsTool: true on those clients should see); they stay callable through plugins[...]`);
     }
-    const validators = this.oneShot ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools, ext.file)) : await (async () => {
-      const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${ext.file}: ${warning}`)); // one per extension: its $ids are its own
-      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs, ext.file)));
+    const patterns = programBudget(); // the extension's RE2 program size, inputs and outputs together
+    const validators = this.oneShot ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools)) : await (async () => {
+      const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${ext.file}: ${warning}`), patterns); // one per extension: its $ids are its own
+      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs)));
     })();
+    // An outputSchema with patterns is compiled now, so a pattern RE2 cannot run fails the file at load as in an
+    // inputSchema; any other is compiled at its first result.
+    const results = this.oneShot ? [] : await Promise.all(ext.artifact.manifest.tools.map((t) => (usesPatterns(t.outputSchema) ? resultValidator(t, patterns) : undefined)));
     this.extensions.push(ext);
     this.inputOwners = undefined;
     for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
@@ -405,8 +410,8 @@ export class Registry {
         this.contested.set(manifest.name, [...contested, ext.file]);
         continue;
       }
-      let checker: Promise<Validator | undefined> | undefined;
-      const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, ext.file)) : undefined;
+      let checker: Promise<Validator | undefined> | undefined = results[i] && Promise.resolve(results[i]);
+      const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, patterns)) : undefined;
       this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i], checkResult });
     }
   }

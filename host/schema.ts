@@ -5,10 +5,11 @@
 //  - Each extension gets its own Ajv instances (one per draft), so one extension's `$id`s never collide with
 //    another's.
 //  - Validation fills in the schema's defaults: the arguments a handler gets are the validated object.
-//  - Validation that can be slow — a schema with `pattern`, `patternProperties` or `uniqueItems`, where a
-//    catastrophic regular expression or a quadratic uniqueness check can run for minutes — runs off the main
-//    thread under a deadline (schema-worker.ts); past it the worker is replaced and the call refused. Every
-//    other schema is validated inline (linear in the arguments).
+//  - Validation is linear in the arguments and runs inline, under no clock: patterns and formats match with
+//    RE2 and uniqueItems hashes (schema-ajv.ts); pattern matching is bounded by work per validation
+//    (PATTERN_WORK_LIMIT in linear-regexp.ts), so the same arguments pass or fail on any machine, busy or not.
+//    A pattern RE2 cannot run fails the tool at load, naming the tool and the pattern; an extension's patterns
+//    (inputs and outputs) compile to at most PATTERN_PROGRAM_LIMIT RE2 instructions (ExtensionAjv.patterns).
 //  - A schema's size and depth are capped where the manifest is read (manifest.ts).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -16,10 +17,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Ajv as AjvType } from 'ajv';
 import { InvalidArgumentsError } from './errors.js';
+import { PatternWorkExceeded, programBudget, withPatternBudget, withProgramBudget, type ProgramBudget } from './linear-regexp.js';
 import { cacheDir } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './schema-ajv.js';
-import { SlowValidation } from './schema-worker.js';
 
 /** Arguments that fail: why, or undefined. */
 export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
@@ -28,7 +29,8 @@ export type Validator = (args: unknown) => Promise<string | undefined> | string 
  *  extension's `$id`s never collide with another's. Warnings about its schemas name the tool. */
 export class ExtensionAjv {
   private readonly byDraft = new Map<Draft, Promise<AjvType>>();
-  constructor(private readonly warn: (message: string) => void = () => {}) {}
+  /** `patterns`: the extension's budget of RE2 program size, shared with its outputSchemas (resultValidator). */
+  constructor(private readonly warn: (message: string) => void = () => {}, readonly patterns: ProgramBudget = programBudget()) {}
   for(tool: ToolManifest): Promise<AjvType> {
     const draft = draftOf(tool.name, tool.inputSchema!);
     let ajv = this.byDraft.get(draft);
@@ -37,28 +39,34 @@ export class ExtensionAjv {
   }
 }
 
-// `format` too: ajv-formats checks some formats (url, email) with regular expressions that backtrack.
-const SLOW_KEYWORDS = new Set(['pattern', 'patternProperties', 'uniqueItems', 'format']);
-
-/** Whether validating against `schema` can take much longer than reading the arguments. */
-export function slowSchema(schema: unknown): boolean {
+/** Whether a schema uses keywords whose checks need Ajv's run-time helpers (patterns on RE2, formats), which
+ *  its standalone code would not carry: such a schema is compiled in the process (cachedValidator). */
+function needsRuntime(schema: unknown): boolean {
   const stack = [schema];
   while (stack.length) {
     const x = stack.pop();
     if (typeof x !== 'object' || x === null) continue;
     for (const [k, v] of Object.entries(x)) {
-      if (SLOW_KEYWORDS.has(k) && v !== false) return true;
+      if ((k === 'pattern' || k === 'patternProperties' || k === 'format' || k === 'uniqueItems') && v !== false) return true;
       stack.push(v);
     }
   }
   return false;
 }
 
-let slow: SlowValidation | undefined;
+/** Whether a schema has `pattern` or `patternProperties` anywhere (compiling it compiles RE2 programs). */
+export function usesPatterns(schema: unknown): boolean {
+  return JSON.stringify(schema ?? null).includes('"pattern');
+}
 
-/** A checker for a tool's arguments. Throws ManifestError for an invalid schema. `owner` names the extension
- *  (slow validation keeps compiled schemas per owner, like the Ajv instances). */
-export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new ExtensionAjv(), owner = ''): Promise<Validator | undefined> {
+/** Run a compiled validator under the pattern-work bound; `undefined` when valid, else why not. */
+function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: unknown, text: (errors: any) => string): string | undefined {
+  return withPatternBudget(() => (validate(value) ? undefined : text(validate.errors)));
+}
+
+/** A checker for a tool's arguments. Throws ManifestError for an invalid schema, or for a pattern RE2 cannot
+ *  run (naming the tool and the pattern). */
+export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new ExtensionAjv()): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
   const a = await ajvs.for(tool);
   let ok: boolean;
@@ -68,59 +76,43 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
     throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
   }
   if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
-  let validate;
+  let validate: ReturnType<AjvType['compile']>;
   try {
-    validate = a.compile(tool.inputSchema);
+    validate = withProgramBudget(ajvs.patterns, () => a.compile(tool.inputSchema!));
   } catch (e: any) {
     throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
   }
-  if (slowSchema(tool.inputSchema)) {
-    const schema = tool.inputSchema;
-    return async (args) => {
-      slow ??= new SlowValidation();
-      const r = await slow.validate(`${owner}\0${tool.name}`, schema, args);
-      if (r.timedOut) {
-        throw new InvalidArgumentsError(`validating the arguments of tool "${tool.name}" took longer than ${r.limitMs} ms ` +
-          '(its inputSchema asks for pattern or uniqueItems checks that can be very slow on some inputs); the call was refused');
-      }
-      // the defaults the worker filled in, brought back into the caller's arguments
-      if (!r.error && isRecord(args) && isRecord(r.args)) for (const [k, v] of Object.entries(r.args)) args[k] = v;
-      return r.error;
-    };
-  }
-  return (args) => (validate(args) ? undefined : a.errorsText(validate.errors, { dataVar: 'args' }));
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A checker for a tool's result against its outputSchema (an Ajv of its own that fills in no defaults: a
- *  result is checked, not changed). Throws ManifestError for an invalid schema. A slow schema is checked off
- *  the main thread under the same deadline as arguments are. */
-export async function resultValidator(tool: ToolManifest, owner = ''): Promise<Validator | undefined> {
-  const schema = tool.outputSchema;
-  if (!schema) return undefined;
-  const a = await makeAjv(draftOf(tool.name, schema, 'outputSchema'), () => {}, { useDefaults: false });
-  let validate;
-  try {
-    if (!a.validateSchema(schema)) throw new Error(a.errorsText(a.errors));
-    validate = a.compile(schema);
-  } catch (e: any) {
-    throw new ManifestError(`tool "${tool.name}": outputSchema is not a valid JSON Schema: ${e.message}`);
-  }
-  const check = (value: unknown) => (validate(value) ? undefined : a.errorsText(validate.errors, { dataVar: 'result' }));
-  if (!slowSchema(schema)) return check;
-  return async (value) => {
-    slow ??= new SlowValidation();
-    const r = await slow.validate(`${owner}\0${tool.name}\0result`, schema, value);
-    if (r.timedOut) return `checking it against the outputSchema took longer than ${r.limitMs} ms`;
-    return r.error?.replace(/^args/, 'result').replaceAll(', args', ', result');
+  return (args) => {
+    try {
+      return run(validate, args, (errors) => a.errorsText(errors, { dataVar: 'args' }));
+    } catch (e) {
+      if (e instanceof PatternWorkExceeded) throw new InvalidArgumentsError(`the arguments of tool "${tool.name}" were refused: ${e.message}`);
+      throw e;
+    }
   };
 }
 
-/** Stop the slow-validation thread (at server exit). */
-export function closeValidation(): void {
-  slow?.close();
-  slow = undefined;
+/** A checker for a tool's result against its outputSchema (an Ajv of its own that fills in no defaults: a
+ *  result is checked, not changed). Throws ManifestError for an invalid schema. */
+export async function resultValidator(tool: ToolManifest, patterns: ProgramBudget = programBudget()): Promise<Validator | undefined> {
+  const schema = tool.outputSchema;
+  if (!schema) return undefined;
+  const a = await makeAjv(draftOf(tool.name, schema, 'outputSchema'), () => {}, { useDefaults: false });
+  let validate: ReturnType<AjvType['compile']>;
+  try {
+    if (!a.validateSchema(schema)) throw new Error(a.errorsText(a.errors));
+    validate = withProgramBudget(patterns, () => a.compile(schema));
+  } catch (e: any) {
+    throw new ManifestError(`tool "${tool.name}": outputSchema is not a valid JSON Schema: ${e.message}`);
+  }
+  return (value) => {
+    try {
+      return run(validate, value, (errors) => a.errorsText(errors, { dataVar: 'result' }));
+    } catch (e) {
+      if (e instanceof PatternWorkExceeded) return e.message;
+      throw e;
+    }
+  };
 }
 
 const load = createRequire(import.meta.url);
@@ -138,12 +130,11 @@ function errorsText(errors: { instancePath: string; message?: string }[] | null 
  * and stored on a miss. A `kiln run` then loads no ajv at all for a schema it has seen before (ajv's ~60 ms
  * of loading and compiling is most of a short script's own time). The cache is keyed by the schema and
  * ajv's version; what it holds is code ajv generated, as `compile` generates on every load in the server.
- * Slow schemas keep the worker path (argsValidator).
+ * Schemas whose checks need run-time helpers (needsRuntime) are compiled in the process (argsValidator).
  */
-export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<Validator | undefined> {
+export async function cachedValidator(tool: ToolManifest): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
-  // Slow schemas keep the worker path; schemas with formats need ajv-formats' code at run time: compile them.
-  if (slowSchema(tool.inputSchema) || JSON.stringify(tool.inputSchema).includes('"format"')) return argsValidator(tool, undefined, owner);
+  if (needsRuntime(tool.inputSchema)) return argsValidator(tool);
   const draft = draftOf(tool.name, tool.inputSchema);
   const version = JSON.parse(readFileSync(load.resolve('ajv/package.json'), 'utf8')).version as string;
   const key = createHash('sha256').update(JSON.stringify({ ajv: version, draft, options: AJV_OPTIONS, schema: tool.inputSchema })).digest('hex');
@@ -171,7 +162,7 @@ export async function cachedValidator(tool: ToolManifest, owner = ''): Promise<V
       renameSync(tmp, file);
     } catch {
       // A read-only installation: validate with this process's own compile, as a server does.
-      return argsValidator(tool, undefined, owner);
+      return argsValidator(tool);
     }
   }
   const validate = load(file) as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };

@@ -12,7 +12,7 @@
 // default), else `module.exports` (the rollup plugins), which is what Node's ES loader gives for each.
 // `import()` of a package stays an `import()`.
 // The worker threads' entry modules are entries here too, at the same relative path as in dist/host/engine/
-// (remote.ts starts `./worker.js` next to itself; schema-worker.ts and build/pool.ts start their own module).
+// (remote.ts starts `./worker.js` next to itself; build/pool.ts starts its own module).
 //
 // dist/host/ stays the source of truth (tests import it). bin/kiln.js uses this bundle only when it is newer
 // than dist/host/cli.js, so a `tsc` without this step never runs stale code.
@@ -31,7 +31,6 @@ const bundle = await rollup({
   input: {
     cli: join(host, 'cli.js'),
     worker: join(host, 'engine/worker.js'),
-    'schema-worker': join(host, 'schema-worker.js'),
     'build-pool': join(host, 'build/pool.js'),
   },
   // Only kiln's own compiled modules are bundled: everything imported by a bare name (Node's builtins,

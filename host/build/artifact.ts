@@ -106,7 +106,7 @@ export class Builder {
     try {
       tools = parseTools(raw.tools);
       const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${file}: ${warning}`));
-      for (const t of tools) await Promise.all([argsValidator(t, ajvs), resultValidator(t)]);
+      for (const t of tools) await Promise.all([argsValidator(t, ajvs), resultValidator(t, ajvs.patterns)]);
     } catch (e) {
       if (e instanceof ManifestError) throw fail(e.message);
       throw e;

@@ -1,7 +1,8 @@
 // Attacks through argument validation: schemas whose checks are catastrophically slow on crafted arguments
 // (a backtracking `pattern`, `uniqueItems` over many objects), triggered by a client or by the extension
-// itself through plugins[...]; and `$id`s that collide between extensions. The server's main thread and
-// other sessions keep answering, and the slow call is refused under its deadline.
+// itself through plugins[...]; and `$id`s that collide between extensions. Patterns match on RE2 and
+// uniqueItems hashes (schema-ajv.ts), so each such call is decided at once, by the arguments, and the other
+// sessions keep answering.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { call } from '../helpers.mjs';
@@ -17,50 +18,43 @@ async function servers(t) {
   return serve(t, [sources(t, { 'evil.ts': EVIL, 'other.ts': OTHER })]);
 }
 
-/** Run `attack` and, while it is running, a call in another session: it must answer first. */
-async function otherAnswersFirst(client, attackCall) {
-  const order = [];
-  const slow = attackCall().then((r) => { order.push('attack'); return r; });
-  await new Promise((r) => setTimeout(r, 100));
-  const ping = await call(client, 'other.ping', {}, { session: 'bystander' });
-  order.push('ping');
+/** Run `attack` beside a call in another session: both are answered, the attack with its own result. */
+async function otherAnswers(client, attackCall) {
+  const [r, ping] = await Promise.all([attackCall(), call(client, 'other.ping', {}, { session: 'bystander' })]);
   assert.equal(ping.json, 'pong');
-  const r = await slow;
-  assert.deepEqual(order, ['ping', 'attack'], 'the bystander waited for the attack');
   return r;
 }
 
 attack('schema-catastrophic-pattern', 'a backtracking pattern against 40 a\'s and a b, from a client', async (t) => {
   const { client } = await servers(t);
-  const r = await otherAnswersFirst(client, () => call(client, 'evil.match', { s: 'a'.repeat(40) + 'b' }));
+  const r = await otherAnswers(client, () => call(client, 'evil.match', { s: 'a'.repeat(40) + 'b' }));
   assert.equal(r.isError, true);
-  assert.match(r.text, /^InvalidArgumentsError: validating the arguments of tool "evil.match" took longer than 1000 ms/);
+  assert.match(r.text, /args\/s must match pattern "\^\(a\+\)\+\$"/);
   assert.equal((await call(client, 'evil.match', { s: 'aaaa' })).json, 4, 'the validator works again afterwards');
 });
 
 attack('schema-pattern-via-plugins', 'the extension triggers the slow pattern on itself through plugins[...]', async (t) => {
   const { client } = await servers(t);
-  const r = await otherAnswersFirst(client, () => call(client, 'evil.self'));
+  const r = await otherAnswers(client, () => call(client, 'evil.self'));
   assert.equal(r.isError, true);
-  assert.match(r.text, /took longer than 1000 ms/);
+  assert.match(r.text, /must match pattern/);
 });
 
 attack('schema-unique-items', 'uniqueItems over 60,000 distinct objects', async (t) => {
   const { client } = await servers(t);
   const xs = Array.from({ length: 60000 }, (_, i) => ({ i, pad: 'x' }));
-  const r = await otherAnswersFirst(client, () => call(client, 'evil.unique', { xs }));
-  if (r.isError) assert.match(r.text, /took longer than 1000 ms|do not match/);
-  else assert.equal(r.json, 60000);
+  const r = await otherAnswers(client, () => call(client, 'evil.unique', { xs }));
+  assert.equal(r.json, 60000, r.text);
 });
 
 attack('schema-pattern-properties', 'a backtracking patternProperties key', async (t) => {
   const { client } = await servers(t);
-  const r = await otherAnswersFirst(client, () => call(client, 'evil.props', { ['x'.repeat(40)]: 'v' }));
+  const r = await otherAnswers(client, () => call(client, 'evil.props', { ['x'.repeat(40) + 'y']: 7 }));
   assert.equal(r.isError, true);
-  assert.match(r.text, /took longer than 1000 ms/);
+  assert.match(r.text, /must be string/);
 });
 
-attack('schema-pattern-flood', 'ten slow validations at once in ten sessions: each is refused, the server answers throughout', async (t) => {
+attack('schema-pattern-flood', 'ten catastrophic-pattern calls at once in ten sessions: each is refused, the server answers throughout', async (t) => {
   const { client } = await servers(t);
   const all = Array.from({ length: 10 }, (_, i) => call(client, 'evil.match', { s: 'a'.repeat(40) + 'b' }, { session: `s${i}` }));
   assert.equal((await call(client, 'other.ping', {}, { session: 'bystander' })).json, 'pong');
