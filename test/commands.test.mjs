@@ -161,9 +161,11 @@ test('at most 16 persistent processes per session; none outlives the server when
   assert.ok(await waitUntil(() => live('sleep 4242.', true).length === 0), `orphans: ${live('sleep 4242.', true)}`);
 });
 
-test('no orphans after the server is killed with SIGTERM or SIGINT', async () => {
+test('no orphans after the server is killed with SIGTERM or SIGINT', async (t) => {
   for (const signal of ['SIGTERM', 'SIGINT']) {
     const child = spawn(process.execPath, [kilnBin, 'mcp', artifact], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
+    t.after(() => child.kill('SIGKILL')); // whatever the outcome (its reaper then ends what it started)
+    const exited = new Promise((r) => child.on('exit', r));
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
@@ -172,7 +174,7 @@ test('no orphans after the server is killed with SIGTERM or SIGINT', async () =>
     send({ id: 2, method: 'tools/call', params: { name: 'cmd.start', arguments: { name: 'dev' } } });
     assert.ok(await waitUntil(() => out.includes('"id":2') && live('sleep 32.5').length === 1), `${signal}: dev did not start`);
     child.kill(signal);
-    await new Promise((r) => child.on('exit', r));
+    await exited;
     assert.ok(await waitUntil(() => live('sleep 32.5', true).length === 0), `${signal}: orphan left`);
   }
 });

@@ -1,4 +1,7 @@
 // Shared test utilities: run the real CLI, connect a real MCP client over stdio.
+// Every process started here is ended when its test ends, whatever the outcome (t.after, registered before
+// anything that can fail). Waits are for events or conditions; their bounds only end a test that would
+// otherwise hang (the runner's --test-timeout is the last bound), never decide one that passes when slow.
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +14,11 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const kilnBin = join(root, 'bin/kiln.js');
 export const fixtures = join(root, 'test/fixtures');
 
-/** Run `kiln ...args`; resolves with { code, stdout, stderr } whatever the exit code. */
+/** Run `kiln ...args`; resolves with { code, stdout, stderr } whatever the exit code (killed after
+ *  `opts.timeout`, 10 minutes by default: a bound for a hang, not a budget for a slow machine). */
 export function kiln(args, opts = {}) {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [kilnBin, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, maxBuffer: 1 << 24, timeout: 120_000 },
+    const child = execFile(process.execPath, [kilnBin, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, maxBuffer: 1 << 24, timeout: opts.timeout ?? 600_000 },
       (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr }));
     child.stdin.end(opts.input ?? ''); // a closed stdin: `kiln mcp` exits when it sees it
   });
@@ -47,9 +51,13 @@ export async function mcp(t, args, opts = {}) {
   });
   transport.stderr?.on('data', (d) => stderr.push(String(d)));
   const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  // before connect: a server that fails to start or to answer is still ended (close: stdin, SIGTERM, SIGKILL)
+  t?.after(async () => {
+    await client.close().catch(() => {});
+    await transport.close().catch(() => {});
+  });
   opts.beforeConnect?.(client); // e.g. notification handlers for what the server sends at once
   await client.connect(transport);
-  t?.after(() => client.close());
   return { client, transport, stderr: () => stderr.join('') };
 }
 
@@ -62,8 +70,7 @@ export async function mcpHttp(t, args, opts = {}) {
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  if (!(await waitUntil(() => /at (http:\/\/\S+\/mcp)/.test(stderr), 20_000))) throw new Error(`kiln mcp --http did not listen: ${stderr}`);
-  const url = /at (http:\/\/\S+\/mcp)/.exec(stderr)[1];
+  const url = (await stderrMatch(child, /at (http:\/\/\S+\/mcp)/))[1];
   const client = new Client({ name: 'kiln-test', version: '0.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   t.after(() => client.close());
@@ -105,8 +112,22 @@ export async function serveArtifact(t, artifact, toml, opts = {}) {
   return (await mcp(t, args, opts)).client;
 }
 
-/** Poll `fn` until it is truthy or `ms` pass; returns whether it became truthy. */
-export async function waitUntil(fn, ms = 3000) {
+/** The first match of `re` in `child`'s stderr, as soon as it is written; rejects if the child exits first. */
+export function stderrMatch(child, re) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr.on('data', (d) => {
+      text += d;
+      const m = re.exec(text);
+      if (m) resolve(m);
+    });
+    child.on('exit', (code, signal) => reject(new Error(`exited (${code ?? signal}) before writing ${re}: ${text}`)));
+  });
+}
+
+/** Poll `fn` until it is truthy or `ms` pass; returns whether it became truthy. The bound is for a condition
+ *  that never comes (the test then fails instead of hanging): generous, so a loaded machine never hits it. */
+export async function waitUntil(fn, ms = 60_000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await fn()) return true;

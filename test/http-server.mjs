@@ -7,9 +7,14 @@ export async function startServer(t) {
   const hits = [];
   const closed = []; // urls whose client went away mid-response
   const waiting = new Map(); // /barrier key -> responses held until `n` requests with that key have arrived
+  const seen = []; // /seen requests held until a request for their ?path= arrives: { path, res }
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     hits.push({ method: req.method, path: url.pathname, headers: req.headers });
+    for (const w of seen.filter((w) => w.path === url.pathname)) {
+      seen.splice(seen.indexOf(w), 1);
+      w.res.end('seen');
+    }
     const chunks = [];
     req.on('data', (d) => chunks.push(d));
     req.on('end', () => {
@@ -61,6 +66,12 @@ export async function startServer(t) {
         case '/hang': // never answered; `closed` records when the client gives up
           res.on('close', () => closed.push(url.pathname));
           return;
+        case '/seen': { // ?path=P: answered once a request for P has arrived (at once if one has)
+          const path = url.searchParams.get('path');
+          if (hits.some((h) => h.path === path)) return res.end('seen');
+          seen.push({ path, res });
+          return;
+        }
         case '/barrier': { // ?key=K&n=N: no response until N requests for K have arrived (proves they overlap)
           const key = url.searchParams.get('key');
           const held = [...(waiting.get(key) ?? []), res];

@@ -103,6 +103,6 @@ test("kiln's own messages reach the client as notifications/message from logger 
   assert.equal(mine[0].level, 'error');
   assert.match(mine[0].data, /^not loaded: .*broken\.ts/);
   await client.callTool({ name: 'k.log', arguments: {} });
-  assert.ok(await waitUntil(() => got.some((p) => p.data === 'not loaded: forged'), 5000));
+  assert.ok(await waitUntil(() => got.some((p) => p.data === 'not loaded: forged')));
   assert.deepEqual(got.filter((p) => p.data === 'not loaded: forged').map((p) => p.logger), ['kiln.ts']);
 });

@@ -321,16 +321,17 @@ test('data: URLs are answered in the guest, without allow.net and without the ne
 
 test('a request still in flight when the call that owns it ends fails in the call that awaits it, instead of hanging it', async (t) => {
   // b's code resumes after a's timer released it, and so runs as a (a continuation runs as the invocation
-  // whose operation resumed it, docs/architecture.md): its fetch is a's. When a returns, that request is
-  // stopped; b, still running, must hear so at once, not at its deadline.
+  // whose operation resumed it, docs/architecture.md): its fetch is a's. a returns once the server has that
+  // request (its own /seen answers then: an event, not a delay); the request is then stopped, and b, still
+  // running, must hear so at once, not at its deadline.
   const srv = await startServer(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'pair.ts'), `
     let release: () => void;
     const gate = new Promise<void>((r) => { release = r; });
     defineTool({ name: 'pair.a', allow: { net: ['127.0.0.1'] }, timeoutMs: 20000, handler: async () => {
-      setTimeout(() => release(), 20);
-      await new Promise((r) => setTimeout(r, 200));
+      setTimeout(() => release(), 0);
+      await fetch('${srv.base}/seen?path=/hang');
       return 'a';
     } });
     defineTool({ name: 'pair.b', timeoutMs: 20000, handler: async () => {

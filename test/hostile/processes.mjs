@@ -23,8 +23,8 @@ defineTool({ name: 'p.status', exposeAsTool: true, allow: { commands: C }, handl
 
 /** A unique sleep duration: its text marks the process in `ps`. */
 const unique = () => `47${Math.floor(Math.random() * 1e6)}.${Math.floor(Math.random() * 1e6)}`;
-const gone = (n) => waitUntil(() => live(`sleep ${n}`).length === 0, 8000);
-const started = (n, count = 1) => waitUntil(() => live(`sleep ${n}`).filter((l) => !l.includes('kiln-reaper')).length >= count, 8000);
+const gone = (n) => waitUntil(() => live(`sleep ${n}`).length === 0);
+const started = (n, count = 1) => waitUntil(() => live(`sleep ${n}`).filter((l) => !l.includes('kiln-reaper')).length >= count);
 const server = (t, dev) => serve(t, [join(sources(t, { 'p.ts': extension(dev) }), 'p.ts')]);
 
 attack('proc-tool-timeout', 'a command without timeoutMs outlives the tool timeout that ended its call', async (t) => {
@@ -106,6 +106,6 @@ for (const how of ['stdin', 'SIGTERM', 'SIGKILL']) {
     if (how === 'stdin') await client.close();
     else process.kill(pid, how);
     assert.ok(await gone(n2), `left behind: ${live(`sleep ${n2}`)}`);
-    assert.ok(await waitUntil(() => live('kiln-reaper').every((l) => !l.includes(n2)), 8000));
+    assert.ok(await waitUntil(() => live('kiln-reaper').every((l) => !l.includes(n2))));
   });
 }
