@@ -23,6 +23,9 @@ const server = createServer((req, res) => {
   res.writeHead(200, { 'content-type': req.url === '/json' ? 'application/json' : 'text/plain; charset=utf-8' });
   res.end(body);
 });
+// Idle keep-alive connections stay open for the whole run: closed at Node's 5 s default, one could close just
+// as the guest's next request went out on it (on a loaded machine: "other side closed"), failing the section.
+server.keepAliveTimeout = 600_000;
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}`;
 

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // kiln's speed and size, against the targets and against peers measured in the same run.
-// `npm run bench`. Prints a table; nothing here asserts, because these machines are noisy.
+// `npm run bench` runs every section; `node bench/run.mjs bdd peers` runs the named ones (`--list` names them).
+// Prints a table; nothing here asserts, because these machines are noisy.
+// Invariants: a section that fails is reported in its own row (FAILED, with the reason) and every other
+// section still runs and is printed; each section's rows are saved as soon as it ends, in
+// build/bench/results/<start time>.json (rewritten whole after each section), so a run cut short keeps what it
+// measured; progress (each section's start and end, and the long loops' steps) goes to stderr.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +23,8 @@ const out = join(root, 'build/bench');
 mkdirSync(out, { recursive: true });
 const artifactFile = join(out, 'hello.wasm');
 execFileSync(process.execPath, [kiln, 'build', join(root, 'extensions/hello.ts'), '-o', artifactFile], { stdio: 'ignore' });
+const sessionsArtifact = join(out, 'sessions.wasm');
+execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -40,137 +47,190 @@ async function perCall(fn, batch = 2000, batches = 9) {
   return median(results);
 }
 
-// ---- sizes ---------------------------------------------------------------------------------------
-const engineSize = statSync(join(root, 'build/engine/engine.wasm')).size;
-const artifactSize = statSync(artifactFile).size;
-row('engine component (quickjs-ng + prelude snapshot)', fmtBytes(engineSize), '');
-row('artifact (hello, self-contained)', fmtBytes(artifactSize), '≤ 1.20 MB', `the engine plus ${artifactSize - engineSize} bytes of sections`);
+/** Progress on stderr, with the time since the bench started. */
+const started = performance.now();
+const progress = (text) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
 
-const sessionsArtifact = join(out, 'sessions.wasm');
-execFileSync(process.execPath, [kiln, 'build', join(here, 'sessions.ts'), '-o', sessionsArtifact], { stdio: 'ignore' });
+const SECTIONS = ['sizes', 'cold', 'bodies', 'warm', 'peers', 'mcp', 'sessions', 'browser', 'bdd'];
+const args = process.argv.slice(2);
+if (args.includes('--list')) {
+  console.log(SECTIONS.join('\n'));
+  process.exit(0);
+}
+const unknown = args.filter((a) => !SECTIONS.includes(a));
+if (unknown.length) {
+  process.stderr.write(`bench: no section ${unknown.join(', ')}; the sections: ${SECTIONS.join(', ')}\n`);
+  process.exit(2);
+}
+const selected = args.length ? args : SECTIONS;
+const resultsFile = join(out, 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+mkdirSync(dirname(resultsFile), { recursive: true });
+const saved = { node: process.version, started: new Date().toISOString(), sections: [] };
+progress(`sections: ${selected.join(', ')}; results in ${resultsFile}`);
+
+/** Run one section: its rows, or one FAILED row with the reason; saved either way, before the next starts. */
+async function section(name, fn) {
+  if (!selected.includes(name)) return;
+  progress(`${name} ...`);
+  const t = performance.now();
+  const first = rows.length;
+  let error;
+  try {
+    await fn();
+  } catch (e) {
+    error = String(e?.stack ?? e);
+    // the lines that say what failed (a child's stderr is inside the message of execFileSync's error)
+    const lines = String(e?.message ?? e).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('at '));
+    const said = lines.filter((l) => /error|fail/i.test(l));
+    row(`${name}: FAILED`, 'error', '', [...new Set([lines[0], ...said.slice(-2)])].join(' / ').slice(0, 300));
+  }
+  const seconds = (performance.now() - t) / 1000;
+  progress(`${name} ${error ? 'FAILED' : 'done'} in ${seconds.toFixed(0)} s${error ? `: ${error.split('\n')[0]}` : ''}`);
+  saved.sections.push({ name, ok: !error, seconds, error, rows: rows.slice(first).map(([metric, value, target, peers]) => ({ metric, value, target, peers })) });
+  writeFileSync(resultsFile, JSON.stringify(saved, null, 2));
+}
+
+// ---- sizes ---------------------------------------------------------------------------------------
+await section('sizes', () => {
+  const engineSize = statSync(join(root, 'build/engine/engine.wasm')).size;
+  const artifactSize = statSync(artifactFile).size;
+  row('engine component (quickjs-ng + prelude snapshot)', fmtBytes(engineSize), '');
+  row('artifact (hello, self-contained)', fmtBytes(artifactSize), '≤ 1.20 MB', `the engine plus ${artifactSize - engineSize} bytes of sections`);
+});
 
 // ---- cold start: whole processes, as a user waits for them (hyperfine) -------------------------------
-const ping = join(out, 'ping.js');
-writeFileSync(ping, "await plugins['hello.greet']({ name: 'cold' })\n");
-const hyperfine = (commands) => {
-  const json = join(out, 'hyperfine.json');
-  execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', '30', '--export-json', json, ...commands], { stdio: 'ignore' });
-  return JSON.parse(readFileSync(json, 'utf8')).results.map((r) => r.times.map((t) => t * 1000));
-};
-// Three rounds (KILN_BENCH_ROUNDS), the commands' order rotating each round, as for the peers below: one
-// hyperfine run of each moved by up to 20 % here as the machine's speed drifted. Each row is the median of
-// the rounds' medians (and of their p99s); the rounds are in build/bench/cold.json.
-const coldCommands = [
-  `${process.execPath} ${kiln} run ${ping} ${artifactFile}`,
-  `${process.execPath} ${join(here, 'cold-start.mjs')} ${artifactFile}`,
-  `${process.execPath} ${join(here, 'peers/cold-quickjs.mjs')}`,
-  `${process.execPath} -e 0`,
-];
-const coldRounds = coldCommands.map(() => []);
-for (let round = 0; round < Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3)); round++) {
-  const order = coldCommands.map((_, i) => (i + round) % coldCommands.length);
-  const times = hyperfine(order.map((i) => coldCommands[i]));
-  order.forEach((i, k) => coldRounds[i].push({ median: median(times[k]), p99: pct(times[k], 0.99) }));
-}
-writeFileSync(join(out, 'cold.json'), JSON.stringify(coldCommands.map((command, i) => ({ command, rounds: coldRounds[i] })), null, 2));
-const [coldRun, coldApi, coldQjs, coldNode] = coldRounds.map((rs) => ({ median: median(rs.map((r) => r.median)), p99: median(rs.map((r) => r.p99)) }));
-const ms = (x) => `${x.median.toFixed(0)} ms (p99 ${x.p99.toFixed(0)})`;
-row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun), '≤ 90 ms, < quickjs-emscripten',
-  `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
-row('cold start: a script on the host API (load, open, first call)', ms(coldApi), '', 'bench/cold-start.mjs, whole process');
+await section('cold', () => {
+  const ping = join(out, 'ping.js');
+  writeFileSync(ping, "await plugins['hello.greet']({ name: 'cold' })\n");
+  const hyperfine = (commands) => {
+    const json = join(out, 'hyperfine.json');
+    execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', '30', '--export-json', json, ...commands], { stdio: 'ignore' });
+    return JSON.parse(readFileSync(json, 'utf8')).results.map((r) => r.times.map((t) => t * 1000));
+  };
+  // Three rounds (KILN_BENCH_ROUNDS), the commands' order rotating each round, as for the peers below: one
+  // hyperfine run of each moved by up to 20 % here as the machine's speed drifted. Each row is the median of
+  // the rounds' medians (and of their p99s); the rounds are in build/bench/cold.json.
+  const coldCommands = [
+    `${process.execPath} ${kiln} run ${ping} ${artifactFile}`,
+    `${process.execPath} ${join(here, 'cold-start.mjs')} ${artifactFile}`,
+    `${process.execPath} ${join(here, 'peers/cold-quickjs.mjs')}`,
+    `${process.execPath} -e 0`,
+  ];
+  const coldRounds = coldCommands.map(() => []);
+  for (let round = 0; round < Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3)); round++) {
+    progress(`cold: round ${round + 1}`);
+    const order = coldCommands.map((_, i) => (i + round) % coldCommands.length);
+    const times = hyperfine(order.map((i) => coldCommands[i]));
+    order.forEach((i, k) => coldRounds[i].push({ median: median(times[k]), p99: pct(times[k], 0.99) }));
+  }
+  writeFileSync(join(out, 'cold.json'), JSON.stringify(coldCommands.map((command, i) => ({ command, rounds: coldRounds[i] })), null, 2));
+  const [coldRun, coldApi, coldQjs, coldNode] = coldRounds.map((rs) => ({ median: median(rs.map((r) => r.median)), p99: median(rs.map((r) => r.p99)) }));
+  const ms = (x) => `${x.median.toFixed(0)} ms (p99 ${x.p99.toFixed(0)})`;
+  row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun), '≤ 90 ms, < quickjs-emscripten',
+    `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
+  row('cold start: a script on the host API (load, open, first call)', ms(coldApi), '', 'bench/cold-start.mjs, whole process');
+});
 
 // ---- large bodies in a guest (bench/bodies.mjs: 10 MiB from 127.0.0.1, timed inside the guest) -------------
-{
+await section('bodies', () => {
   const b = JSON.parse(execFileSync(process.execPath, [join(here, 'bodies.mjs')], { encoding: 'utf8', maxBuffer: 1 << 24 }));
   const mib = (n) => `${(n / 1048576).toFixed(0)} MiB`;
   row(`response.text() of ${mib(b.bytes.text)} (kiln run)`, fmtMs(b.kiln.text), '< 1 s', `Node fetch: ${fmtMs(b.node.text)}`);
   row(`response.json() of ${mib(b.bytes.json)} (kiln run)`, fmtMs(b.kiln.json), '< 1 s', `Node fetch: ${fmtMs(b.node.json)}`);
   row('TextEncoder + TextDecoder over 10 MiB in a guest', fmtMs(b.kiln.decode), '', '');
-}
+});
 
 // ---- a warm process: a new session, a second artifact --------------------------------------------------
-const engine = await Engine.load();
-const artifact = await openArtifact(artifactFile, readFileSync(artifactFile), engine);
-/** Sessions arrive with gaps, as they do at a server (so the spare can be made between them). */
-async function sessionTimes(n) {
-  const xs = [];
-  for (let i = 0; i < n; i++) {
-    await new Promise((r) => setTimeout(r, 2));
-    const t = performance.now();
-    const g = await GuestInstance.create(engine, artifact.image, noopHost);
-    g.load({ host: 'mcp' });
-    xs.push(performance.now() - t);
-    g.dispose();
+await section('warm', async () => {
+  const engine = await Engine.load();
+  const artifact = await openArtifact(artifactFile, readFileSync(artifactFile), engine);
+  /** Sessions arrive with gaps, as they do at a server (so the spare can be made between them). */
+  async function sessionTimes(n) {
+    const xs = [];
+    for (let i = 0; i < n; i++) {
+      await new Promise((r) => setTimeout(r, 2));
+      const t = performance.now();
+      const g = await GuestInstance.create(engine, artifact.image, noopHost);
+      g.load({ host: 'mcp' });
+      xs.push(performance.now() - t);
+      g.dispose();
+    }
+    return xs.slice(20);
   }
-  return xs.slice(20);
-}
-const cold = await sessionTimes(220);
-GuestInstance.keepSpares(engine); // what `kiln mcp` and its workers do
-const warm = await sessionTimes(220);
-row('new session on a loaded artifact (server: a spare instance ready)', `${fmtMs(median(warm))} (p99 ${fmtMs(pct(warm, 0.99))})`, '≤ 0.5 ms',
-  `without a spare (instantiate + load): ${fmtMs(median(cold))}`);
-const seconds = [];
-for (let i = 0; i < 9; i++) {
-  seconds.push(JSON.parse(execFileSync(process.execPath, [join(here, 'second-artifact.mjs'), artifactFile, sessionsArtifact], { encoding: 'utf8' })).ms);
-}
-row('second artifact\'s first call in a warm process', `${median(seconds).toFixed(2)} ms`, '≤ 5 ms', 'open + verify + instantiate + load + call; 9 processes');
-const instance = await GuestInstance.create(engine, artifact.image, noopHost);
-instance.load({ host: 'mcp' });
-row('no-op tool call, in-process (guest API, see peers below)', fmtUs(await perCall(() => instance.invoke('hello.noop', {}))), '');
+  const cold = await sessionTimes(220);
+  GuestInstance.keepSpares(engine); // what `kiln mcp` and its workers do
+  const warm = await sessionTimes(220);
+  row('new session on a loaded artifact (server: a spare instance ready)', `${fmtMs(median(warm))} (p99 ${fmtMs(pct(warm, 0.99))})`, '≤ 0.5 ms',
+    `without a spare (instantiate + load): ${fmtMs(median(cold))}`);
+  const seconds = [];
+  for (let i = 0; i < 9; i++) {
+    seconds.push(JSON.parse(execFileSync(process.execPath, [join(here, 'second-artifact.mjs'), artifactFile, sessionsArtifact], { encoding: 'utf8' })).ms);
+  }
+  row('second artifact\'s first call in a warm process', `${median(seconds).toFixed(2)} ms`, '≤ 5 ms', 'open + verify + instantiate + load + call; 9 processes');
+  const instance = await GuestInstance.create(engine, artifact.image, noopHost);
+  instance.load({ host: 'mcp' });
+  row('no-op tool call, in-process (guest API, see peers below)', fmtUs(await perCall(() => instance.invoke('hello.noop', {}))), '');
+});
 
 // ---- peers: one process per (peer, workload), peers interleaved, equal work (bench/peers/) ----------
 const { PEERS, WORKLOADS } = await import('./peers/peers.mjs');
 const peerNames = Object.keys(PEERS);
-// Each (peer, workload) cell runs KILN_BENCH_ROUNDS times (default 3), each round rotating who goes first, and
-// the cell reports the median of its rounds' medians (and of their p99s): one process's median moves by up to
-// a third from run to run on this machine (quickjs-emscripten's fib: 33–47 ms), so a ratio from one run each
-// can say "met" or "missed" by luck.
-const rounds = Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3));
-const runs = new Map(); // `${peer} ${workload}` → run-one results, one per round
-for (let round = 0; round < rounds; round++) {
-  for (const [k, workload] of Object.keys(WORKLOADS).entries()) {
-    const order = peerNames.map((_, i) => peerNames[(i + k + round) % peerNames.length]); // rotate who goes first
-    for (const peer of order) {
-      let result;
-      try {
-        const lineOut = execFileSync(process.execPath, [join(here, 'peers/run-one.mjs'), peer, workload], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'] });
-        result = JSON.parse(lineOut.trim().split('\n').pop());
-      } catch (e) {
-        result = { peer, workload, error: String(e.message).split('\n')[0] };
+let peerResults = [];
+const peerRows = [];
+let answers = true;
+await section('peers', () => {
+  // Each (peer, workload) cell runs KILN_BENCH_ROUNDS times (default 3), each round rotating who goes first, and
+  // the cell reports the median of its rounds' medians (and of their p99s): one process's median moves by up to
+  // a third from run to run on this machine (quickjs-emscripten's fib: 33–47 ms), so a ratio from one run each
+  // can say "met" or "missed" by luck.
+  const rounds = Math.max(1, Number(process.env.KILN_BENCH_ROUNDS ?? 3));
+  const runs = new Map(); // `${peer} ${workload}` → run-one results, one per round
+  for (let round = 0; round < rounds; round++) {
+    for (const [k, workload] of Object.keys(WORKLOADS).entries()) {
+      progress(`peers: round ${round + 1} of ${rounds}, ${workload}`);
+      const order = peerNames.map((_, i) => peerNames[(i + k + round) % peerNames.length]); // rotate who goes first
+      for (const peer of order) {
+        let result;
+        try {
+          const lineOut = execFileSync(process.execPath, [join(here, 'peers/run-one.mjs'), peer, workload], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'] });
+          result = JSON.parse(lineOut.trim().split('\n').pop());
+        } catch (e) {
+          result = { peer, workload, error: String(e.message).split('\n')[0] };
+        }
+        const key = `${peer} ${workload}`;
+        runs.set(key, [...(runs.get(key) ?? []), result]);
       }
-      const key = `${peer} ${workload}`;
-      runs.set(key, [...(runs.get(key) ?? []), result]);
     }
   }
-}
-/** One cell from its rounds: medians of the medians, p99s and RSS; an error if any round failed; the
- *  answer only when every round gave the same one. */
-function combine(results) {
-  const failed = results.find((r) => r.error);
-  if (failed) return failed;
-  const mid = (pick) => (results[0][pick] === null ? null : median(results.map((r) => r[pick])));
-  const answers = new Set(results.map((r) => JSON.stringify(r.answer)));
-  return {
-    ...results[0], medianUs: mid('medianUs'), p99Us: mid('p99Us'), rssBytes: mid('rssBytes'),
-    roundMediansUs: results.map((r) => r.medianUs), roundRssBytes: results.map((r) => r.rssBytes),
-    answer: answers.size === 1 ? results[0].answer : 'rounds disagree', samplesUs: undefined,
-  };
-}
-const peerResults = [...runs.values()].map(combine);
-const peerRows = [];
-const cell = (r) => !r ? '' : r.error ? 'error' : r.workload === 'rss100' ? fmtBytes(r.rssBytes) :
-  `${r.medianUs >= 1000 ? fmtMs(r.medianUs / 1000) : fmtUs(r.medianUs)} (p99 ${r.p99Us >= 1000 ? fmtMs(r.p99Us / 1000) : fmtUs(r.p99Us)})`;
-for (const workload of Object.keys(WORKLOADS)) {
-  const get = (p) => peerResults.find((r) => r.peer === p && r.workload === workload);
-  const kilnR = get('kiln');
-  const ratio = (p) => {
-    const a = get(p), v = (r) => (r?.workload === 'rss100' ? r.rssBytes : r?.medianUs);
-    return kilnR && a && !a.error && !kilnR.error ? ` ×${(v(a) / v(kilnR)).toFixed(2)}` : '';
-  };
-  peerRows.push([workload, ...peerNames.map((p) => p === 'kiln' ? cell(get(p)) : `${cell(get(p))}${ratio(p)}`)]);
-}
-const answers = Object.keys(WORKLOADS).filter((w) => w !== 'rss100' && w !== 'newInstance')
-  .every((w) => new Set(peerResults.filter((r) => r.workload === w && !r.error).map((r) => JSON.stringify(r.answer))).size === 1);
+  /** One cell from its rounds: medians of the medians, p99s and RSS; an error if any round failed; the
+   *  answer only when every round gave the same one. */
+  function combine(results) {
+    const failed = results.find((r) => r.error);
+    if (failed) return failed;
+    const mid = (pick) => (results[0][pick] === null ? null : median(results.map((r) => r[pick])));
+    const answers = new Set(results.map((r) => JSON.stringify(r.answer)));
+    return {
+      ...results[0], medianUs: mid('medianUs'), p99Us: mid('p99Us'), rssBytes: mid('rssBytes'),
+      roundMediansUs: results.map((r) => r.medianUs), roundRssBytes: results.map((r) => r.rssBytes),
+      answer: answers.size === 1 ? results[0].answer : 'rounds disagree', samplesUs: undefined,
+    };
+  }
+  peerResults = [...runs.values()].map(combine);
+  const cell = (r) => !r ? '' : r.error ? 'error' : r.workload === 'rss100' ? fmtBytes(r.rssBytes) :
+    `${r.medianUs >= 1000 ? fmtMs(r.medianUs / 1000) : fmtUs(r.medianUs)} (p99 ${r.p99Us >= 1000 ? fmtMs(r.p99Us / 1000) : fmtUs(r.p99Us)})`;
+  for (const workload of Object.keys(WORKLOADS)) {
+    const get = (p) => peerResults.find((r) => r.peer === p && r.workload === workload);
+    const kilnR = get('kiln');
+    const ratio = (p) => {
+      const a = get(p), v = (r) => (r?.workload === 'rss100' ? r.rssBytes : r?.medianUs);
+      return kilnR && a && !a.error && !kilnR.error ? ` ×${(v(a) / v(kilnR)).toFixed(2)}` : '';
+    };
+    peerRows.push([workload, ...peerNames.map((p) => p === 'kiln' ? cell(get(p)) : `${cell(get(p))}${ratio(p)}`)]);
+  }
+  answers = Object.keys(WORKLOADS).filter((w) => w !== 'rss100' && w !== 'newInstance')
+    .every((w) => new Set(peerResults.filter((r) => r.workload === w && !r.error).map((r) => JSON.stringify(r.answer))).size === 1);
+  saved.peers = peerResults;
+});
 
 // ---- over MCP stdio ----------------------------------------------------------------------------------
 /** An SDK client on a server over stdio: `call()` times one no-op call (µs). */
@@ -235,17 +295,19 @@ function rawCaller(srv, tool) {
   return { call, close: async () => srv.close() };
 }
 const peerServer = join(here, 'peers/mcp-noop-server.mjs');
-const raw = await interleaved(rawCaller(await rawServer([artifactFile]), 'hello.noop'), rawCaller(await rawServer([], [peerServer]), 'noop'));
-const viaSdk = await interleaved(await sdkClient(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop'), await sdkClient(process.execPath, [peerServer], 'noop'));
-const [kilnRaw, sdkRaw, kilnLat, sdkLat] = [raw.kiln, raw.peer, viaSdk.kiln, viaSdk.peer];
-const times = (a, b) => `${(median(a) / median(b)).toFixed(2)}×`;
-row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 2× bare SDK server',
-  `${times(kilnLat, sdkLat)} the bare MCP SDK server's ${fmtUs(median(sdkLat))} (interleaved); kiln p99 ${fmtUs(pct(kilnLat, 0.99))}, SDK p99 ${fmtUs(pct(sdkLat, 0.99))}`);
-row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 2× bare SDK server',
-  `${times(kilnRaw, sdkRaw)} the bare MCP SDK server's ${fmtUs(median(sdkRaw))} (interleaved); kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}, SDK p99 ${fmtUs(pct(sdkRaw, 0.99))}`);
+await section('mcp', async () => {
+  const raw = await interleaved(rawCaller(await rawServer([artifactFile]), 'hello.noop'), rawCaller(await rawServer([], [peerServer]), 'noop'));
+  const viaSdk = await interleaved(await sdkClient(process.execPath, [kiln, 'mcp', artifactFile], 'hello.noop'), await sdkClient(process.execPath, [peerServer], 'noop'));
+  const [kilnRaw, sdkRaw, kilnLat, sdkLat] = [raw.kiln, raw.peer, viaSdk.kiln, viaSdk.peer];
+  const times = (a, b) => `${(median(a) / median(b)).toFixed(2)}×`;
+  row('no-op tool call over MCP stdio, SDK client (p50)', fmtUs(median(kilnLat)), '≤ 2× bare SDK server',
+    `${times(kilnLat, sdkLat)} the bare MCP SDK server's ${fmtUs(median(sdkLat))} (interleaved); kiln p99 ${fmtUs(pct(kilnLat, 0.99))}, SDK p99 ${fmtUs(pct(sdkLat, 0.99))}`);
+  row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 2× bare SDK server',
+    `${times(kilnRaw, sdkRaw)} the bare MCP SDK server's ${fmtUs(median(sdkRaw))} (interleaved); kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}, SDK p99 ${fmtUs(pct(sdkRaw, 0.99))}`);
+});
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----
-{
+await section('sessions', async () => {
   const srv = await rawServer([sessionsArtifact]);
   await srv.callIn('warm', 'bench.noop');
   const before = srv.rss();
@@ -279,7 +341,7 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   await spin;
   row('no-op call in another session while one spins (p50 / max)', `${fmtUs(median(during))} / ${fmtMs(Math.max(...during) / 1000)}`, '≤ 50 ms', 'the spinning session is stopped at its 2 s deadline');
   srv.close();
-}
+});
 
 // ---- another session's latency while one session floods console.log (SDK client: it parses every log message) ----
 {
@@ -294,7 +356,7 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
 }
 
 // ---- the browser (allow.browser): cold launch, and one page.click as an MCP call ---------------------------
-{
+await section('browser', async () => {
   const { createServer } = await import('node:http');
   const site = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -340,10 +402,10 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
     'launch + context (with its gate) + page + load, through MCP; median of 3 servers');
   row('page.click + textContent as one MCP tool call (p50 / p99)', `${fmtUs(median(clicks))} / ${fmtUs(pct(clicks, 0.99))}`, '',
     `playwright-core directly, same click and read: ${fmtUs(median(direct))}`);
-}
+});
 
 // ---- kiln bdd: a CPU-bound suite, --parallel 1 against --parallel 2 (whole processes, interleaved) ---------
-{
+await section('bdd', () => {
   const suite = join(here, 'bdd');
   // A run that fails is reported in the row (with the summary's last lines) and run again, at most twice: one
   // failure must not throw away the whole bench's numbers, and must not pass unseen either.
@@ -365,6 +427,7 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   const one = [];
   const two = [];
   for (let i = 0; i < 3; i++) {
+    progress(`bdd: round ${i + 1} of 3`);
     one.push(wall(1));
     two.push(wall(2));
   }
@@ -372,7 +435,7 @@ row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(ki
   // two cores); the steady scenarios after it run side by side.
   row('kiln bdd, 24 CPU-bound scenarios: --parallel 2 (whole process)', fmtMs(median(two)), '< --parallel 1',
     `--parallel 1: ${fmtMs(median(one))} (×${(median(one) / median(two)).toFixed(2)}); median of 3, interleaved${failures.length ? `; ${failures.length} failed run(s) repeated: ${failures.join('; ')}` : ''}`);
-}
+});
 
 // ---- the table -------------------------------------------------------------------------------------
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[['metric', 'kiln', 'target', 'peers, same run'], ...rows].map((r) => r[i].length)));
@@ -382,11 +445,17 @@ console.log(line(['metric', 'kiln', 'target', 'peers, same run']));
 console.log(line(widths.map((w) => '-'.repeat(w))));
 for (const r of rows) console.log(line(r));
 
-const pw = [0, ...peerNames.map((_, i) => i + 1)].map((i) => Math.max(...[['workload (median, p99; ×: peer time / kiln time)', ...peerNames], ...peerRows].map((r) => r[i].length)));
-const pline = (r) => `| ${r.map((c, i) => c.padEnd(pw[i])).join(' | ')} |`;
-console.log(`\npeers — equal work, one process per cell, interleaved; ${answers ? 'every peer gave the same answers' : 'PEERS DISAGREE'}`);
-console.log(pline(['workload (median, p99; ×: peer time / kiln time)', ...peerNames]));
-console.log(pline(pw.map((w) => '-'.repeat(w))));
-for (const r of peerRows) console.log(pline(r));
-console.log(`versions: ${peerNames.map((p) => `${p}: ${peerResults.find((r) => r.peer === p && r.version)?.version ?? '?'}`).join('; ')}`);
-writeFileSync(join(out, 'peers.json'), JSON.stringify(peerResults, null, 2));
+if (peerRows.length) {
+  const pw = [0, ...peerNames.map((_, i) => i + 1)].map((i) => Math.max(...[['workload (median, p99; ×: peer time / kiln time)', ...peerNames], ...peerRows].map((r) => r[i].length)));
+  const pline = (r) => `| ${r.map((c, i) => c.padEnd(pw[i])).join(' | ')} |`;
+  console.log(`\npeers — equal work, one process per cell, interleaved; ${answers ? 'every peer gave the same answers' : 'PEERS DISAGREE'}`);
+  console.log(pline(['workload (median, p99; ×: peer time / kiln time)', ...peerNames]));
+  console.log(pline(pw.map((w) => '-'.repeat(w))));
+  for (const r of peerRows) console.log(pline(r));
+  console.log(`versions: ${peerNames.map((p) => `${p}: ${peerResults.find((r) => r.peer === p && r.version)?.version ?? '?'}`).join('; ')}`);
+  writeFileSync(join(out, 'peers.json'), JSON.stringify(peerResults, null, 2));
+}
+const failed = saved.sections.filter((x) => !x.ok).map((x) => x.name);
+progress(failed.length ? `done; FAILED: ${failed.join(', ')} (see their rows and ${resultsFile})` : `done; results in ${resultsFile}`);
+// A failed section may have left a server running (its stdin still open): exit now, which closes it.
+process.exit(failed.length ? 1 : 0);
