@@ -20,9 +20,13 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >&2
 fi
 
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm ci when node_modules was installed from another package-lock.json (its sha256 is kept beside it: a
+# timestamp would miss a lock that changed under an older install).
+lock=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f node_modules/.package-lock.json ] || [ "$(cat node_modules/.kiln-lock.sha256 2>/dev/null)" != "$lock" ]; then
   echo "[setup] npm ci" >&2
   npm ci --no-audit --no-fund >&2
+  echo "$lock" > node_modules/.kiln-lock.sha256
 fi
 npx --no-install tsc -p tsconfig.json >&2
 node scripts/bundle-cli.mjs >&2 # the command line as a few chunks (bin/kiln.js prefers them when fresh)
