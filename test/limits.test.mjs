@@ -100,13 +100,18 @@ test('results a busy guest has not taken are bounded per guest: reads finished w
   mkdirSync(join(dir, 'ext'));
   mkdirSync(join(dir, 'ws/data'), { recursive: true });
   writeFileSync(join(dir, 'ws/data/big.bin'), Buffer.alloc(4 << 20, 7));
-  writeFileSync(join(dir, 'kiln.toml'), 'extensions = ["ext"]\n[fs]\nroot = "ws"\nmaxReadBytes = 16777216\n[limits]\nmemoryLimitBytes = 536870912\n');
-  // 100 reads of 4 MiB started at once, then 3 s of work: the reads finish meanwhile (from the page cache, in
-  // well under a second), and their results wait for the session's thread.
+  writeFileSync(join(dir, 'kiln.toml'), 'extensions = ["ext"]\n[fs]\nroot = "ws"\nmaxReadBytes = 16777216\n[limits]\nmemoryLimitBytes = 536870912\ntimeoutMs = 600000\n');
+  // 100 reads of 4 MiB started at once, then work until they have surely finished, and their results wait for
+  // the session's thread. How long the reads take on this machine, as loaded as it is now, is measured first (the
+  // same 100 reads, awaited: nothing waits then), and the guest works for several times that, so the machine's
+  // load does not decide whether the reads finish while it is busy.
   writeFileSync(join(dir, 'ext/reads.ts'), `defineTool({ name: 'rd.flood', exposeAsTool: true, allow: { fs: { read: ['data'] } }, handler: async ({ fs }: any) => {
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 10 }, () => fs.readFile('data/big.bin')));
+    const took = Date.now() - started;
     const reads = Array.from({ length: 100 }, () => fs.readFile('data/big.bin'));
     await new Promise((r) => setTimeout(r, 1)); // the requests go to the main thread
-    const end = Date.now() + 3000;
+    const end = Date.now() + Math.max(3000, 5 * took);
     while (Date.now() < end) (globalThis as any).spins = ((globalThis as any).spins ?? 0) + 1;
     const results = await Promise.allSettled(reads);
     const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];

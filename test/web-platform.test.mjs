@@ -39,9 +39,9 @@ test('at least 250 web-platform checks give the same result in a guest as in Nod
   const nowSame = Object.keys(KNOWN_DIFFERENCES).filter((name) => !(name in differing));
   assert.deepEqual(nowSame, [], 'listed differences that now agree with Node: take them off the list');
   // An uncaught exception in a timer callback is logged with its stack, and the guest goes on.
-  assert.match(guestRun.stderr, /Uncaught Error: in timer\n\s+at .*checks\.js:\d+:\d+/);
+  assert.match(guestRun.stderr, /Uncaught Error: in timer\n\[script error\]\s+at .*checks\.js:\d+:\d+/);
   // So is a rejection no handler took by the time the job queue ran dry.
-  assert.match(guestRun.stderr, /Uncaught \(in promise\) Error: unhandled in check\n\s+at .*checks\.js:\d+:\d+/);
+  assert.match(guestRun.stderr, /Uncaught \(in promise\) Error: unhandled in check\n\[script error\]\s+at .*checks\.js:\d+:\d+/);
 });
 
 test('console.log prints values as Node does: util.format placeholders and util.inspect basics, line by line', async () => {
@@ -70,8 +70,8 @@ test('uncaught errors of an extension are logged with stacks mapped to its own s
   writeFileSync(join(dir, 'go.js'), "await plugins['late.go']()");
   const r = await kiln(['run', join(dir, 'go.js'), join(dir, 'late.ts')]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /Uncaught \(in promise\) RangeError: nobody\n\s+at handler \(late\.ts:5:\d+\)/);
-  assert.match(r.stderr, /Uncaught Error: late 1\n\s+at .*\(late\.ts:4:\d+\)/);
+  assert.match(r.stderr, /Uncaught \(in promise\) RangeError: nobody\n\[late\.ts error\]\s+at handler \(late\.ts:5:\d+\)/);
+  assert.match(r.stderr, /Uncaught Error: late 1\n\[late\.ts error\]\s+at .*\(late\.ts:4:\d+\)/);
   assert.doesNotMatch(r.stderr, /bundle:|<null>/);
 });
 
