@@ -8,6 +8,7 @@ import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './discovery.js';
+import { GUEST_WRITES, GuestWrites } from './build/guest-writes.js';
 import { Registry } from './registry.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
@@ -82,10 +83,15 @@ async function build(argv: string[]): Promise<number> {
   }
   const { Builder } = await import('./build/artifact.js');
   const builder = new Builder(await Engine.load());
+  // The record of files guests wrote through allow.fs, in the build cache this build uses: an artifact is
+  // never made from one (the same verdict as kiln mcp's loads).
+  const writes = new GuestWrites(GUEST_WRITES);
   let failed = 0;
   for (const [file, out, scanned] of jobs) {
     try {
-      const { bytes, manifest } = await builder.build(file);
+      const { bytes, manifest, inputs } = await builder.build(file);
+      const verdict = writes.judge(file, inputs);
+      if (!('paths' in verdict)) throw new KilnError(`${file}: not built: ${verdict.reason}`);
       if (scanned && manifest.tools.length === 0 && !manifest.steps) {
         err(`kiln: ${file}: not built: it registers no tools (a helper module, imported by the extensions that use it)`);
         continue;

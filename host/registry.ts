@@ -17,8 +17,7 @@ import { openArtifact, type OpenArtifact } from './artifact.js';
 import type { Builder, Built } from './build/artifact.js';
 import { BUILD_CACHE, BuildCache } from './build/cache.js';
 import { cacheDir } from './paths.js';
-import { real } from './build/containment.js';
-import { GUEST_WRITES, GuestWrites, MAX_TRACKED } from './build/guest-writes.js';
+import { GUEST_WRITES, GuestWrites } from './build/guest-writes.js';
 import { CONFIG_NAMES } from './config-file.js';
 import { performOp } from './capabilities/index.js';
 import { discover } from './discovery.js';
@@ -137,10 +136,10 @@ export class Registry {
   }
   private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
   private readonly buildCache: BuildCache;
-  /** What guests wrote through allow.fs (build/guest-writes.ts): read from its journal when first needed; a
-   *  reload shares it. */
+  /** What guests wrote through allow.fs (build/guest-writes.ts): its journal, compacted when first needed and
+   *  re-read as it changes on disk (other servers write it too); a reload shares it. */
   get guestWrites(): GuestWrites {
-    return (this.writes ??= new GuestWrites(GUEST_WRITES));
+    return (this.writes ??= new GuestWrites(GUEST_WRITES, undefined, true));
   }
   private writes?: GuestWrites;
   /** buildInputs(), made on first use after the loaded extensions change. */
@@ -364,16 +363,10 @@ export class Registry {
   /** `inputs` as real paths, when none of them is a file a guest wrote through allow.fs; otherwise the build is
    *  refused (an ExtensionLoadError naming the file and who wrote it, and an audit line). */
   private reviewed(file: string, inputs: string[]): string[] {
-    const paths = [...new Set([file, ...inputs].map(real))];
-    const hit = this.guestWrites.writtenAmong(paths);
-    if (!hit) return paths;
-    const { input, by } = hit;
-    const journal = this.guestWrites.where ?? 'the record';
-    const reason = hit.overflow
-      ? `not rebuilt: guests wrote more than ${MAX_TRACKED} files through allow.fs (the last by ${by.extension}, tool "${by.tool}"), more than kiln tells apart, so it builds no source until the operator removes ${journal}`
-      : `not rebuilt: its build would read ${input}, which ${by.extension} (tool "${by.tool}") wrote through allow.fs; ` +
-        'a grant is given to the code the operator reviewed, so no build runs a file a guest wrote. Remove the file (the reviewed code builds ' +
-        `again), or review it and remove its line from ${journal}`;
+    const verdict = this.guestWrites.judge(file, inputs);
+    if ('paths' in verdict) return verdict.paths;
+    const { input, by } = verdict;
+    const reason = `not rebuilt: ${verdict.reason}`;
     this.audit?.write({ type: 'build', extension: file, verdict: 'deny', input, writtenBy: by.extension, tool: by.tool, reason: reason.slice(0, 500) });
     throw new ExtensionLoadError(file, reason);
   }

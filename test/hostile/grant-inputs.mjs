@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, mcp, tempDir, waitUntil } from '../helpers.mjs';
+import { call, kiln, mcp, tempDir, waitUntil } from '../helpers.mjs';
 import { attack, sources } from './harness.mjs';
 
 const SECRET = 'kiln-grant-inputs-secret-5d1e';
@@ -201,4 +201,65 @@ attack('grant-inputs-shadow-restart', 'without --watch, a writer plants tools/li
   rmSync(join(ws, 'tools/lib/helper.ts'));
   const last = await start(t, ws, false, env);
   await victimHonest(ws, last.client, [last.stderr()]);
+});
+
+attack('grant-inputs-second-server', 'a second server on the same workspace and build cache plants tools/lib/helper.ts; the --watch server rebuilds the victim after the operator saves it', async (t) => {
+  const ws = workspace(t, { from: './lib/helper', helper: 'tools/lib/helper/index.ts' });
+  const env = { KILN_BUILD_CACHE: join(tempDir(t), 'cache') }; // one build cache, and record of guest writes, for both
+  const a = await start(t, ws, true, env);
+  await victimHonest(ws, a.client);
+  const b = await start(t, ws, false, env);
+  assert.equal((await call(b.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL })).text, 'written');
+  // The operator saves the victim: server A's rebuild would read the file server B's guest wrote.
+  const refusal = /tools\/victim\.ts: not rebuilt: its build would read .*tools\/lib\/helper\.ts, which .*tools\/writer\.ts \(tool "writer\.write"\) wrote through allow\.fs/;
+  appendFileSync(join(ws, 'tools/victim.ts'), '\n// saved by the operator\n');
+  assert.ok(await waitUntil(async () => refusal.test(a.stderr()) || (await call(a.client, 'victim.run')).text !== 'helper-ok', 60_000), a.stderr());
+  await victimHonest(ws, a.client, [a.stderr()]);
+  assert.match(a.stderr(), refusal);
+  const audit = readFileSync(join(ws, 'audit.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.ok(audit.some((l) => l.type === 'build' && l.verdict === 'deny' && l.input.endsWith('tools/lib/helper.ts')), 'no audit line of the refused build');
+});
+
+attack('grant-inputs-kiln-build', 'a guest plants tools/lib/helper.ts; the operator then runs `kiln build` on the victim with the same build cache', async (t) => {
+  const ws = workspace(t, { from: './lib/helper', helper: 'tools/lib/helper/index.ts' });
+  const env = { KILN_BUILD_CACHE: join(tempDir(t), 'cache') };
+  const s = await start(t, ws, false, env);
+  assert.equal((await call(s.client, 'writer.write', { path: 'tools/lib/helper.ts', text: EVIL })).text, 'written');
+  await s.client.close();
+  const out = join(ws, 'victim.wasm');
+  const r = await kiln(['build', join(ws, 'tools/victim.ts'), '-o', out], { env });
+  assert.equal(r.code, 1, `kiln build made an artifact from a planted file: ${r.stdout}${r.stderr}`);
+  assert.match(r.stderr, /tools\/victim\.ts: not built: its build would read .*tools\/lib\/helper\.ts, which .*tools\/writer\.ts \(tool "writer\.write"\) wrote through allow\.fs.*remove its line from .*guest-writes\.jsonl/);
+  assert.ok(!existsSync(out), 'the artifact was written');
+  assert.equal(r.stdout, '', 'a sha256 was printed');
+  // The operator removes the planted file: the reviewed code builds.
+  rmSync(join(ws, 'tools/lib/helper.ts'));
+  const ok = await kiln(['build', join(ws, 'tools/victim.ts'), '-o', out], { env });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.ok(existsSync(out));
+});
+
+attack('grant-inputs-journal-full', 'the record of guest writes holds its bound: a guest\'s next new file is refused, and builds go on', async (t) => {
+  const ws = workspace(t);
+  const cache = join(tempDir(t), 'cache');
+  const env = { KILN_BUILD_CACHE: cache };
+  const s = await start(t, ws, true, env);
+  await victimHonest(ws, s.client);
+  // The journal, filled to its bound (by guests of this or another server): 100,000 distinct paths.
+  const journal = join(cache, 'guest-writes.jsonl');
+  const by = { extension: join(ws, 'tools/writer.ts'), tool: 'writer.write' };
+  let lines = '';
+  for (let i = 0; i < 100_000; i++) lines += `${JSON.stringify({ path: join(ws, 'out', `f${i}`), ...by })}\n`;
+  writeFileSync(journal, lines);
+  const w = await call(s.client, 'writer.write', { path: 'tools/lib/new.ts', text: '' });
+  assert.match(w.text, /PermissionError: fs: .*tools\/lib\/new\.ts is not written: the record of files guests wrote \(.*guest-writes\.jsonl\) holds its bound of 100000 paths.*remove their lines from/);
+  assert.ok(!existsSync(join(ws, 'tools/lib/new.ts')), 'the file was written');
+  assert.equal(readFileSync(journal, 'utf8'), lines, 'the journal grew past its bound');
+  // Builds are not refused because of the bound: the operator's edit reloads, and kiln build builds.
+  const before = s.reloads();
+  writeFileSync(join(ws, 'tools/lib/helper.ts'), `export const helper = async (fs) => 'helper-v2';\n`);
+  assert.ok(await waitUntil(async () => s.reloads() > before && (await call(s.client, 'victim.run')).text === 'helper-v2', 60_000), s.stderr());
+  assert.doesNotMatch(s.stderr(), /not rebuilt/);
+  const r = await kiln(['build', join(ws, 'tools/victim.ts'), '-o', join(ws, 'victim.wasm')], { env });
+  assert.equal(r.code, 0, r.stderr);
 });
