@@ -134,11 +134,6 @@ export class GuestWrites {
     return { paths };
   }
 
-  /** Where the record is kept, for messages. */
-  get where(): string | undefined {
-    return this.journal;
-  }
-
   /** The record brought up to the journal on disk: the lines appended since the last read, or all of it when
    *  the file was replaced, rewritten or removed. */
   private refresh(): void {
