@@ -12,8 +12,9 @@
 //  - A persistent process belongs to its session, not to a guest instance: it survives guest resets and is
 //    stopped on `stop`, when the session closes, and when the server exits.
 //  - A command cannot see the server (reaper.c, "Isolation"): where the kernel allows it, it runs in a new pid
-//    namespace with its own /proc and without CAP_SYS_ADMIN or CAP_SYS_PTRACE, so no /proc entry of the
-//    server (its initial environment, memory, command line) or of any process outside exists for it. Where the
+//    namespace with its own /proc, the host's kernel settings (/proc/sys, /sys) read-only and only Docker's
+//    default capabilities less CAP_MKNOD, so no /proc entry of the server (its initial environment, memory,
+//    command line) or of any process outside exists for it, and no kernel helper runs for it outside. Where the
 //    kernel does not, kiln says so once on stderr: at start when a loaded tool declares commands, else at the
 //    first command (docs/security.md says what holds then).
 //  - Commands running at once in the whole server (one-shot and persistent, every session) never pass

@@ -18,10 +18,15 @@
  * or unprivileged user namespaces), the command runs in a new pid namespace with its own /proc (a new mount
  * namespace, mounts private): the server, kiln's other processes and every process outside have no /proc entry
  * there, so neither their environ (which keeps a process's INITIAL environment, secrets included), cmdline,
- * maps nor mem can be opened. The first process of the namespace (its init) is this reaper's child; it drops
- * CAP_SYS_ADMIN and CAP_SYS_PTRACE from the bounding set (no umount of the fresh /proc to reach the one
- * beneath, no setns, no ptrace), then forks the command, waits for it and exits with its status; when it
- * exits, the kernel kills everything left in the namespace.
+ * maps nor mem can be opened. The first process of the namespace (its init) is this reaper's child; before it
+ * forks the command it makes the host's kernel settings read-only in that mount namespace (/proc/sys,
+ * /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/fs, /sys and every mount beneath them: core_pattern and the
+ * other usermode helpers the kernel runs OUTSIDE the namespace, as root), masks /proc/kcore, /proc/keys,
+ * /proc/timer_list and the like, then keeps of its capabilities only Docker's default set less CAP_MKNOD
+ * (kept_caps), in every set, and sets no_new_privs: a root command has no CAP_SYS_ADMIN (no mount, umount,
+ * setns), no CAP_SYS_PTRACE, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH, and cannot get one back. It
+ * waits for the command and exits with its status; when it exits, the kernel kills everything left in the
+ * namespace.
  *   kiln-reaper --probe   exits 0 when isolation works here, else 1 with the reason on stderr.
  */
 #define _GNU_SOURCE
@@ -35,6 +40,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,17 +112,133 @@ static int new_pid_namespace(const char **why) {
   return 0;
 }
 
+/* What a command keeps of root's capabilities: Docker's default set, less CAP_MKNOD (no device node to
+ * reach a disk or memory through). Everything else is dropped from every set before the command runs: the
+ * ones that reach past the namespace (CAP_SYS_ADMIN: mount, setns, the kernel's usermode helpers;
+ * CAP_SYS_PTRACE; CAP_SYS_MODULE; CAP_SYS_RAWIO; CAP_DAC_READ_SEARCH: open_by_handle_at; CAP_BPF, CAP_PERFMON,
+ * CAP_NET_ADMIN, CAP_SYS_TIME, ...) and any the kernel adds later. */
+static const int kept_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID,
+                                CAP_SETUID, CAP_SETPCAP, CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_SYS_CHROOT,
+                                CAP_AUDIT_WRITE, CAP_SETFCAP};
+
+static unsigned long long kept_mask(void) {
+  unsigned long long m = 0;
+  for (unsigned i = 0; i < sizeof kept_caps / sizeof kept_caps[0]; i++) m |= 1ULL << kept_caps[i];
+  return m;
+}
+
+/* Paths of the host's kernel settings a command could write to act outside the namespace (core_pattern and
+ * the other usermode helpers, sysrq, interrupts, buses, /sys): bound read-only, submounts included. */
+static const char *const readonly_paths[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/sys"};
+/* Files that show kernel memory, keys or timers of other processes: /dev/null over them. */
+static const char *const masked_files[] = {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/timer_stats", "/proc/latency_stats", "/proc/sched_debug"};
+/* Directories of firmware and device tables: an empty read-only tmpfs over them. */
+static const char *const masked_dirs[] = {"/proc/acpi", "/proc/scsi", "/sys/firmware"};
+
+/* "\040" and the like in a /proc/self/mountinfo path, in place. */
+static void unescape(char *s) {
+  char *o = s;
+  for (char *i = s; *i; i++) {
+    if (i[0] == '\\' && i[1] >= '0' && i[1] <= '7' && i[2] >= '0' && i[2] <= '7' && i[3] >= '0' && i[3] <= '7') {
+      *o++ = (char)((i[1] - '0') * 64 + (i[2] - '0') * 8 + (i[3] - '0'));
+      i += 3;
+    } else {
+      *o++ = *i;
+    }
+  }
+  *o = 0;
+}
+
+/* Remount one bind mount read-only, keeping its other flags (which a user namespace may not clear). */
+static int remount_readonly(const char *path) {
+  struct statvfs sv;
+  if (statvfs(path, &sv) != 0) return -1;
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+  if (sv.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+  if (sv.f_flag & ST_NODEV) flags |= MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  return mount(NULL, path, NULL, flags, NULL);
+}
+
+/* Make `path` and every mount beneath it read-only in this mount namespace (absent: nothing to do). */
+static int bind_readonly(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+  if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
+  struct mount_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.attr_set = MOUNT_ATTR_RDONLY;
+  if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof attr) == 0) return 0;
+  if (errno != ENOSYS) return -1;
+  /* Before Linux 5.12: each mount at or beneath `path`, from /proc/self/mountinfo (field 5). */
+  FILE *f = fopen("/proc/self/mountinfo", "r");
+  if (!f) return -1;
+  size_t len = strlen(path);
+  char line[4096];
+  int rc = 0;
+  while (rc == 0 && fgets(line, sizeof line, f)) {
+    char *save = NULL, *field = strtok_r(line, " ", &save);
+    for (int i = 1; field && i < 5; i++) field = strtok_r(NULL, " ", &save);
+    if (!field) continue;
+    unescape(field);
+    if (strncmp(field, path, len) != 0 || (field[len] != 0 && field[len] != '/')) continue;
+    if (remount_readonly(field) != 0) rc = -1;
+  }
+  fclose(f);
+  return rc;
+}
+
+/* Cover `path`: a file with /dev/null, a directory with an empty read-only tmpfs (absent: nothing to do). */
+static int mask(const char *path, int dir) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+  if (dir) return mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555");
+  return mount("/dev/null", path, NULL, MS_BIND, NULL);
+}
+
+/* Keep only kept_caps in the bounding, permitted, effective, inheritable and ambient sets, and set
+ * no_new_privs (no setuid or file-capability binary gives any back). 0 on success. */
+static int drop_capabilities(const char **why) {
+  unsigned long long keep = kept_mask();
+  for (int cap = 0; cap < 64; cap++) {
+    if (keep & (1ULL << cap)) continue;
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) { *why = "cannot drop capabilities from the bounding set"; return -1; }
+  }
+  struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  if (syscall(SYS_capget, &head, data) != 0) { *why = "cannot read the capability sets"; return -1; }
+  for (int i = 0; i < 2; i++) {
+    unsigned int m = (unsigned int)(keep >> (32 * i));
+    data[i].effective &= m;
+    data[i].permitted &= m;
+    data[i].inheritable &= m;
+  }
+  if (syscall(SYS_capset, &head, data) != 0) { *why = "cannot drop capabilities"; return -1; }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) { *why = "cannot clear the ambient capabilities"; return -1; }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) { *why = "cannot set no_new_privs"; return -1; }
+  return 0;
+}
+
 /* In the namespace's init, before the command: a mount namespace of its own whose /proc shows only this pid
- * namespace, and no capability that could undo it. 0 on success; -1 with `why` set otherwise. */
+ * namespace, the host's kernel settings read-only (readonly_paths) or masked, and only kept_caps left, so that
+ * nothing can undo it. 0 on success; -1 with `why` set otherwise. */
 static int seal_namespace(const char **why) {
   if (unshare(CLONE_NEWNS) != 0) { *why = "cannot make a mount namespace"; return -1; }
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) { *why = "cannot make the mounts private"; return -1; }
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) { *why = "cannot mount a fresh /proc"; return -1; }
-  static const int dropped[] = {CAP_SYS_ADMIN, CAP_SYS_PTRACE};
-  for (unsigned i = 0; i < sizeof dropped / sizeof dropped[0]; i++) {
-    if (prctl(PR_CAPBSET_DROP, dropped[i], 0, 0, 0) != 0 && errno != EINVAL) { *why = "cannot drop CAP_SYS_ADMIN and CAP_SYS_PTRACE"; return -1; }
+  for (unsigned i = 0; i < sizeof readonly_paths / sizeof readonly_paths[0]; i++) {
+    if (bind_readonly(readonly_paths[i]) != 0) { *why = "cannot make /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/fs and /sys read-only"; return -1; }
   }
-  return 0;
+  for (unsigned i = 0; i < sizeof masked_files / sizeof masked_files[0]; i++) {
+    if (mask(masked_files[i], 0) != 0) { *why = "cannot mask /proc/kcore, /proc/keys and /proc/timer_list"; return -1; }
+  }
+  for (unsigned i = 0; i < sizeof masked_dirs / sizeof masked_dirs[0]; i++) {
+    if (mask(masked_dirs[i], 1) != 0) { *why = "cannot mask /proc/acpi, /proc/scsi and /sys/firmware"; return -1; }
+  }
+  return drop_capabilities(why);
 }
 
 /* The namespace's init: runs the command as its child, reaps every orphan, exits with the command's status
