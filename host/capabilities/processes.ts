@@ -2,7 +2,8 @@
 //
 // Invariants:
 //  - Every child runs under kiln-reaper (reaper.c) in its own process group (detached), with only PATH and
-//    the spec's `env` names from the server's environment, stdin closed, and no shell unless the spec is
+//    the spec's `env` names from the server's environment, stdin closed, no other file descriptor (the reaper
+//    closes those kiln inherited), and no shell unless the spec is
 //    shell form (`/bin/sh -c`). The reaper is a subreaper: whatever the command starts — even a process that
 //    leaves the group with setsid — is killed when the command exits or the reaper is stopped, and the
 //    reaper is stopped when the server dies, even by SIGKILL (PR_SET_PDEATHSIG).
@@ -25,8 +26,9 @@
 //    settings no longer cover.
 //  - Without the reaper (not Linux, no build/kiln-reaper, or one built for another machine: the package ships a
 //    static linux-x64 one, scripts/build-reaper.sh) commands run directly and only their process group is
-//    killed: a setsid'd descendant, or anything after a SIGKILL of the server, could survive, and nothing hides
-//    the server's /proc entries. kiln says so once on stderr, as above.
+//    killed: a setsid'd descendant, or anything after a SIGKILL of the server, could survive, nothing hides
+//    the server's /proc entries, and a descriptor kiln inherited without close-on-exec reaches the command.
+//    kiln says so once on stderr, as above.
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';

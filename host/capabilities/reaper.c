@@ -27,9 +27,12 @@
  * setns), no CAP_SYS_PTRACE, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH, and cannot get one back. It
  * waits for the command and exits with its status; when it exits, the kernel kills everything left in the
  * namespace.
+ * File descriptors: the reaper closes every descriptor above 2 first, so a command gets only its stdio, never
+ * one kiln inherited without close-on-exec.
  *   kiln-reaper --probe   exits 0 when isolation works here, else 1 with the reason on stderr.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -241,6 +244,26 @@ static int seal_namespace(const char **why) {
   return drop_capabilities(why);
 }
 
+/* Close every file descriptor above 2: a command gets none that kiln inherited without close-on-exec. */
+static void close_inherited_fds(void) {
+  if (close_range(3, ~0U, 0) == 0) return;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) {
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < (max > 0 && max < 1 << 20 ? max : 1 << 20); fd++) close((int)fd);
+    return;
+  }
+  int fds[1024], n = 0, self = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 1024) {
+    int fd = atoi(e->d_name);
+    if (fd > 2 && fd != self) fds[n++] = fd;
+  }
+  closedir(d);
+  for (int i = 0; i < n; i++) close(fds[i]);
+  if (n == 1024) close_inherited_fds(); /* more than one batch */
+}
+
 /* The namespace's init: runs the command as its child, reaps every orphan, exits with the command's status
  * (128 + signal when a signal ended it). Its exit makes the kernel kill whatever is left in the namespace. */
 static int namespace_init(char **argv) {
@@ -286,6 +309,7 @@ static int probe(void) {
 }
 
 int main(int argc, char **argv) {
+  close_inherited_fds();
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) return probe();
   if (argc < 3 || strcmp(argv[1], "--") != 0) {
     fprintf(stderr, "usage: kiln-reaper -- program [args...]\n");

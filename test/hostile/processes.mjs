@@ -1,11 +1,14 @@
 // Attacks on process lifetime: commands that try to outlive their call, their session or the server — by
 // being abandoned, by the call timing out, by leaving their process group with setsid, by double-forking —
-// and a server that is closed, terminated or killed mid-call. Nothing may be left in the process table.
+// and a server that is closed, terminated or killed mid-call. Nothing may be left in the process table. And
+// a command gets no file descriptor but its stdio: none the server itself inherited.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, waitUntil } from '../helpers.mjs';
-import { attack, live, serve, serverPid, sources } from './harness.mjs';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { call, kilnBin, root, waitUntil } from '../helpers.mjs';
+import { attack, live, serve, serverPid, sources, token } from './harness.mjs';
 
 const COMMANDS = {
   sleep: { run: ['sleep', '${n}'] },
@@ -109,3 +112,36 @@ for (const how of ['stdin', 'SIGTERM', 'SIGKILL']) {
     assert.ok(await waitUntil(() => live('kiln-reaper').every((l) => !l.includes(n2))));
   });
 }
+
+attack('proc-inherited-fd', 'a command uses a file descriptor the server inherited without close-on-exec (here: a secret file)', async (t) => {
+  const secret = token('FD-SECRET');
+  const dir = sources(t, {
+    'secret.txt': secret,
+    'fd.ts': `defineTool({ name: 'fd.run', exposeAsTool: true,
+  allow: { commands: { fds: { run: ['sh', '-c', 'ls /proc/self/fd; cat /proc/self/fd/40; exit 0'] } } },
+  handler: async ({ commands }: any) => { try { return await commands.run('fds', {}); } catch (e: any) { return e.name + ': ' + e.message + (e.stdout ?? '') + (e.stderr ?? ''); } } });`,
+  });
+  // kiln started with fd 40 open on the secret, not close-on-exec, as a parent (a shell, a test harness) leaves it
+  // (bash: dash takes one-digit descriptors only, and node makes the lowest ones close-on-exec at start).
+  const transport = new StdioClientTransport({
+    command: '/bin/bash',
+    args: ['-c', 'exec 40<"$0"; exec "$@"', join(dir, 'secret.txt'), process.execPath, kilnBin, 'mcp', join(dir, 'fd.ts')],
+    cwd: root,
+    env: process.env,
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', () => {});
+  const client = new Client({ name: 'kiln-test', version: '0.0.0' });
+  t.after(async () => {
+    await client.close().catch(() => {});
+    await transport.close().catch(() => {});
+  });
+  await client.connect(transport);
+  const flags = /^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/${serverPid(transport)}/fdinfo/40`, 'utf8'));
+  assert.ok(flags && (parseInt(flags[1], 8) & 0o2000000) === 0, 'the server holds fd 40, not close-on-exec');
+  const r = await call(client, 'fd.run');
+  assert.equal(r.text.includes(secret), false, `the command read the secret through fd 40: ${r.text.slice(0, 300)}`);
+  // ls lists its own directory handle (3) besides 0, 1, 2: nothing else.
+  const fds = r.text.split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+  assert.deepEqual(fds, [0, 1, 2, 3], r.text.slice(0, 300));
+});
