@@ -12,9 +12,10 @@
 //    maxQuestionsPerCall questions, the rest refused without asking; a session has at most
 //    maxOpenQuestionsPerSession questions open at once, the rest wait their turn (the call's clock stopped,
 //    its cancellation ending the wait), and an answer given meanwhile "for this session" covers them.
-//  - The question: its first line is the operation with every guest value shown quoted and escaped
-//    (approvals.ts `shown`); the next two are kiln's own (the extension file and sha256, the rule), and
-//    nothing the guest controls can add a line or imitate them.
+//  - The question: its first line is the operation with every guest value shown whole, quoted and escaped
+//    (approvals.ts `question`: every character outside printable ASCII escaped); the next two are kiln's own
+//    (the extension file and sha256, the rule), and nothing the guest controls can add a line or imitate them.
+//    A question too long to show whole (QUESTION_MAX_CHARS) is not put: the operation is refused, unasked.
 //  - A human's answer: "once" (this operation), "session" (the same op and target in this kiln session),
 //    "always" (the same op and target by this artifact's sha256, kept in the operator's store file; offered
 //    only when [approvals] store is set). Decline, dismissal, no answer within [approvals] timeoutMs, and the
@@ -30,7 +31,7 @@ import { PermissionError } from './errors.js';
 import type { AuditLog } from './audit-log.js';
 import type { ExtensionIdentity } from './extension-identity.js';
 import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, safeTarget,
+  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, QUESTION_MAX_CHARS, safeTarget,
   type ApprovalRequest, type ApprovalSettings, type DecisionInput,
 } from './approvals.js';
 
@@ -189,6 +190,15 @@ export class ApprovalGate {
     };
     if (remembered()) return;
 
+    // A question shows its whole target or is not put: one too long to show is refused, the limit named.
+    const asked = question(s.tool, request);
+    if ('tooLong' in asked) {
+      record({ event: 'unasked', rule: 'question too long' });
+      throw new PermissionError(
+        `${what} without a human's approval (${decided.rule} requires it), and the question would be ${asked.tooLong} characters long, ` +
+        `more than the ${QUESTION_MAX_CHARS} kiln shows whole (it never asks about a target it cannot show in full); ${forced ? forced.hint : allowHint(input, this.settings, decided)}`,
+      );
+    }
     const ask = s.via?.ask;
     if (!ask) {
       record({ event: 'unasked', rule: decided.rule });
@@ -221,7 +231,7 @@ export class ApprovalGate {
         if (s.call) s.call.questions--;
         return;
       }
-      await this.ask(request, s, decided, what, key, target, record);
+      await this.ask(asked.text, request, s, decided, what, key, target, record);
     } finally {
       release();
     }
@@ -263,7 +273,7 @@ export class ApprovalGate {
 
   /** Put the question to the human and act on the answer (remember it, or throw the refusal). */
   private async ask(
-    request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string, target: string,
+    text: string, request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string, target: string,
     record: (fields: Record<string, unknown>) => void,
   ): Promise<void> {
     const ask = s.via!.ask!;
@@ -276,7 +286,7 @@ export class ApprovalGate {
       always: `Always allow for this build of the extension (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
     };
     const lines = [
-      question(s.tool, request),
+      text,
       `Extension: ${escaped(s.extension.file)} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
       `Asked because of kiln's ${escaped(decided.rule)}. Decline to refuse it.`,
     ];

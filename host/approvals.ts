@@ -18,15 +18,19 @@
 //                  run/start (a command can write anything) require.
 //  - A path is judged exactly as the file operation will touch it: `path`/`to` are what fs.ts's `lexicalPath`
 //    made of the guest's string (the same function resolves it for the operation), and nothing here reads them
-//    another way (a "\\" is a character of a name, never a separator). An operation that removes or moves a
+//    another way (a "\\" is a character of a name, never a separator); when a directory symlink inside the
+//    workspace leads it elsewhere, `realPath`/`realTo` say where (fs-policy.ts), and a path rule matches either
+//    (and what lies below either). An operation that removes or moves a
 //    directory (rm -r, rename) carries `inside`, every entry below it as fs.ts listed it, and a path rule
 //    matches when it matches any of them: a rule on a name covers every operation that would remove, move or
 //    overwrite a matching file.
 //  - What an audit line or an error message shows of a target (`safeTarget`) never holds argument values:
 //    a command's name (not its argv), a URL's method, origin and path (no query), a file path and size.
-//  - Every value the guest controls is shown to a human (the question, an error) through `shown`: quoted, with
-//    quotes, backslashes and every control, line-breaking, bidi or other invisible character escaped, so it
-//    stays on its own line inside its quotes and cannot imitate the question's fixed lines.
+//  - Every value the guest controls is shown to a human (the question, an error) quoted, with quotes,
+//    backslashes and every character outside printable ASCII escaped (`escaped`), so it stays on its own line
+//    inside its quotes and cannot imitate the question's fixed lines, nor fake a closing quote with a look-alike
+//    or pad fake text with blank-looking letters. A question shows every value whole (`question`); one longer
+//    than QUESTION_MAX_CHARS is not put (the gate refuses the operation, unasked). Error messages may cut.
 import { createHash } from 'node:crypto';
 import { globRegExp } from './discovery.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
@@ -54,6 +58,11 @@ export interface ApprovalRequest {
   path?: string;
   /** fs.rename: where to, in the same form as `path`. */
   to?: string;
+  /** fs.*: `path` and `to` as the operation really reaches them — the workspace's directory symlinks on the way
+   *  resolved, relative to the real root — when that differs from the path as written (fs-policy.ts). A path
+   *  rule matches either. */
+  realPath?: string;
+  realTo?: string;
   /** fs.delete (rm -r), fs.rename of a directory: every entry below `path`, in the same form, as the code that
    *  performs the operation listed it (a rename's entries are also judged at their new place under `to`). */
   inside?: string[];
@@ -152,11 +161,16 @@ export function normalisePath(path: string): string {
  *  removes or moves (at both places for a rename). */
 export function touchedPaths(r: ApprovalRequest): string[] {
   if (r.path === undefined) return [];
-  const out = [r.path];
-  if (r.op === 'fs.rename' && r.to !== undefined) out.push(r.to);
+  const rename = r.op === 'fs.rename';
+  const froms = [r.path, ...(r.realPath !== undefined ? [r.realPath] : [])];
+  const tos = rename ? [r.to, r.realTo].filter((x): x is string => x !== undefined) : [];
+  const out = [...froms, ...tos];
   for (const p of r.inside ?? []) {
     out.push(p);
-    if (r.op === 'fs.rename' && r.to !== undefined && p.startsWith(`${r.path}/`)) out.push(`${r.to}${p.slice(r.path.length)}`);
+    if (!p.startsWith(`${r.path}/`)) continue;
+    const below = p.slice(r.path.length);
+    if (r.realPath !== undefined) out.push(`${r.realPath}${below}`);
+    for (const to of tos) out.push(`${to}${below}`);
   }
   return out;
 }
@@ -236,11 +250,14 @@ export function decide(input: DecisionInput, settings: ApprovalSettings): Decisi
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
-/** Characters never shown as they are: controls, format (bidi included), surrogates, private use, unassigned,
- *  and every separator but the plain space (line and paragraph separators, no-break and other wide spaces). */
-const HIDDEN = /[\p{C}\p{Z}]/u;
+/** The characters a guest value is shown with as they are: printable ASCII. Everything else — controls, bidi and
+ *  other invisible characters, blank-looking letters and symbols (U+3164, U+2800, U+115F, U+FFA0), quote and
+ *  colon look-alikes (U+02BA, U+FF02, U+201D, U+02D0), every other script's letters too — is escaped: no Unicode
+ *  property tells which of them look blank or like kiln's own quotes, so none is shown raw. */
+const SHOWN_RAW = /^[\x20-\x7e]$/;
 
-/** `s` with `\\`, `"` and every HIDDEN character escaped as in JSON (\\n, \\u001b, \\u202e, \\u{1f3f4}). */
+/** `s` with `\\`, `"` and every character outside printable ASCII escaped as in JSON (\\n, \\u001b, \\u3164,
+ *  \\u{1f3f4}). */
 export function escaped(s: string): string {
   let out = '';
   for (const ch of s) {
@@ -248,7 +265,7 @@ export function escaped(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (ch !== ' ' && HIDDEN.test(ch)) {
+    else if (!SHOWN_RAW.test(ch)) {
       const cp = ch.codePointAt(0)!;
       out += cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
     } else out += ch;
@@ -256,17 +273,23 @@ export function escaped(s: string): string {
   return out;
 }
 
-/** A value the guest controls, as a human is shown it: escaped and in double quotes, cut at `max` characters. */
+/** A value the guest controls, as an error message shows it: escaped and in double quotes, cut at `max`
+ *  characters (never in a question: see `question`). */
 export function shown(s: string, max = 500): string {
   return `"${escaped(clip(s, max))}"`;
 }
 
-/** What lies below a directory an operation removes or moves, in words (the first few entries). */
-function insideText(r: ApprovalRequest): string {
+/** A value the guest controls, as a question shows it: escaped, in double quotes, whole. */
+const whole = (s: string) => `"${escaped(s)}"`;
+
+type Show = (s: string) => string;
+
+/** What lies below a directory an operation removes or moves, in words: how many entries, and the first few. */
+function insideText(r: ApprovalRequest, show: Show): string {
   const n = r.inside?.length ?? 0;
   if (!n) return '';
-  const first = r.inside!.slice(0, 5).map((p) => shown(p, 200)).join(', ');
-  return ` and the ${n} ${n === 1 ? 'entry' : 'entries'} below it (${first}${n > 5 ? ', …' : ''})`;
+  const first = r.inside!.slice(0, 5).map(show).join(', ');
+  return ` and the ${n} ${n === 1 ? 'entry' : 'entries'} below it (${first}${n > 5 ? `, and ${n - 5} more` : ''})`;
 }
 
 /** The target as the audit log and error messages may show it: no argument values, no query strings. */
@@ -287,10 +310,13 @@ export function safeTarget(r: ApprovalRequest): string {
   }
 }
 
-/** A file operation's target in words: its path(s), shown, and a write's size. */
-function fsTarget(r: ApprovalRequest): string {
-  const path = shown(normalisePath(r.path ?? '') || '.');
-  if (r.op === 'fs.rename') return `${path} to ${shown(normalisePath(r.to ?? '') || '.')}`;
+/** A file operation's target in words: its path(s), shown, where a directory symlink really leads them, and a
+ *  write's size. */
+function fsTarget(r: ApprovalRequest, show: Show = (x) => shown(x)): string {
+  const one = (p: string | undefined, really: string | undefined) =>
+    `${show(normalisePath(p ?? '') || '.')}${really !== undefined ? ` (really ${show(really || '.')})` : ''}`;
+  const path = one(r.path, r.realPath);
+  if (r.op === 'fs.rename') return `${path} to ${one(r.to, r.realTo)}`;
   return typeof r.size === 'number' && r.op === 'fs.write' ? `${path} (${r.size} bytes)` : path;
 }
 
@@ -305,36 +331,40 @@ export function describe(r: ApprovalRequest): string {
     case 'browser.navigate': return `load ${where} in its browser`;
     case 'fs.read': return `read ${fsTarget(r)}`;
     case 'fs.write': return `write ${fsTarget(r)}`;
-    case 'fs.delete': return `delete ${fsTarget(r)}${insideText(r)}`;
-    case 'fs.rename': return `rename ${fsTarget(r)}${insideText(r)}`;
+    case 'fs.delete': return `delete ${fsTarget(r)}${insideText(r, (x) => shown(x, 200))}`;
+    case 'fs.rename': return `rename ${fsTarget(r)}${insideText(r, (x) => shown(x, 200))}`;
   }
 }
 
+/** The longest question kiln puts to a human (characters, as shown: escapes included). */
+export const QUESTION_MAX_CHARS = 16 * 1024;
+
+/** A question to put to a human, or why none may be put: a question never hides part of what it asks about. */
+export type Question = { text: string } | { tooLong: number };
+
 /** What the human is asked (one line): the operation and its whole target, argv and query included (they are
- *  the client's own user, who sees the arguments anyway), every guest value shown: quoted and escaped. */
-export function question(tool: string, r: ApprovalRequest): string {
+ *  the client's own user, who sees the arguments anyway), every guest value shown whole: quoted and escaped.
+ *  Nothing is cut: a question longer than QUESTION_MAX_CHARS is not put at all (`tooLong`, its length). */
+export function question(tool: string, r: ApprovalRequest): Question {
   const what = (() => {
     switch (r.op) {
       case 'command': {
-        let argv = '';
-        for (const a of r.argv ?? []) {
-          if (argv.length > 2000) {
-            argv += ' …';
-            break;
-          }
-          argv += (argv ? ' ' : '') + (/^[\w@%+=:,./-]+$/.test(a) ? a : shown(a, 2000));
-        }
-        return `run command ${shown(r.command ?? '', 200)}: ${argv}`;
+        const argv = (r.argv ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : whole(a))).join(' ');
+        return `run command ${whole(r.command ?? '')}: ${argv}`;
       }
-      case 'net': return `send an HTTP request: ${escaped((r.method ?? 'GET').toUpperCase()).slice(0, 32)} ${shown(r.url ?? '', 2000)}`;
-      case 'browser.navigate': return `load a page in its browser: ${shown(r.url ?? '', 2000)}`;
-      case 'fs.read': return `read the file ${fsTarget(r)}`;
-      case 'fs.write': return `write the file ${fsTarget(r)}`;
-      case 'fs.delete': return `delete ${fsTarget(r)}${insideText(r)}`;
-      case 'fs.rename': return `rename ${fsTarget(r)}${insideText(r)}`;
+      case 'net': {
+        const method = (r.method ?? 'GET').toUpperCase();
+        return `send an HTTP request: ${/^[A-Z]+$/.test(method) ? method : whole(method)} ${whole(r.url ?? '')}`;
+      }
+      case 'browser.navigate': return `load a page in its browser: ${whole(r.url ?? '')}`;
+      case 'fs.read': return `read the file ${fsTarget(r, whole)}`;
+      case 'fs.write': return `write the file ${fsTarget(r, whole)}`;
+      case 'fs.delete': return `delete ${fsTarget(r, whole)}${insideText(r, whole)}`;
+      case 'fs.rename': return `rename ${fsTarget(r, whole)}${insideText(r, whole)}`;
     }
   })();
-  return `Tool ${shown(tool, 64)} wants to ${what}`;
+  const text = `Tool ${whole(tool)} wants to ${what}`;
+  return text.length > QUESTION_MAX_CHARS ? { tooLong: text.length } : { text };
 }
 
 /**
@@ -353,6 +383,8 @@ export function approvalKey(r: ApprovalRequest, tool: string, sha256: string): s
     case 'fs.delete': target = r.inside?.length ? [normalisePath(r.path ?? ''), r.inside] : normalisePath(r.path ?? ''); break;
     default: target = normalisePath(r.path ?? '');
   }
+  // Where a directory symlink leads the path is part of it: an answer for one place does not cover another.
+  if (r.realPath !== undefined || r.realTo !== undefined) target = [target, r.realPath ?? null, r.realTo ?? null];
   return createHash('sha256').update(JSON.stringify([sha256, tool, r.op, target])).digest('hex');
 }
 

@@ -15,7 +15,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { call, kiln, kilnBin, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
-import { allowHint, decide, parseApprovals, pathMatches, question, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
+import { allowHint, decide, escaped, parseApprovals, pathMatches, question, QUESTION_MAX_CHARS, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
 
 // ---- decide(), pure ----------------------------------------------------------------------------------------
 
@@ -123,9 +123,16 @@ test('what logs and errors show holds no argument values; the hint is a rule to 
   assert.equal(safeTarget({ op: 'fs.write', path: './out//a.txt', size: 12 }), 'out/a.txt (12 bytes)');
   assert.equal(safeTarget({ op: 'fs.rename', path: 'a', to: 'b' }), 'a -> b');
   // The human, who is the client's own user, sees the whole target and the size.
-  assert.equal(question('t', { op: 'fs.write', path: 'out/a.txt', size: 12 }), 'Tool "t" wants to write the file "out/a.txt" (12 bytes)');
-  assert.equal(question('t', { op: 'command', command: 'c', argv: ['git', 'log', 'a b'] }), 'Tool "t" wants to run command "c": git log "a b"');
-  assert.equal(question('t', { op: 'net', url: 'https://x.test/?q=1', method: 'put' }), 'Tool "t" wants to send an HTTP request: PUT "https://x.test/?q=1"');
+  assert.deepEqual(question('t', { op: 'fs.write', path: 'out/a.txt', size: 12 }), { text: 'Tool "t" wants to write the file "out/a.txt" (12 bytes)' });
+  assert.deepEqual(question('t', { op: 'command', command: 'c', argv: ['git', 'log', 'a b'] }), { text: 'Tool "t" wants to run command "c": git log "a b"' });
+  assert.deepEqual(question('t', { op: 'net', url: 'https://x.test/?q=1', method: 'put' }), { text: 'Tool "t" wants to send an HTTP request: PUT "https://x.test/?q=1"' });
+  assert.deepEqual(question('t', { op: 'fs.write', path: 'current/a', realPath: 'config/a', size: 1 }), { text: 'Tool "t" wants to write the file "current/a" (really "config/a") (1 bytes)' });
+  // Nothing is cut: a long target is shown whole, or, past QUESTION_MAX_CHARS, not asked about at all.
+  const long = 'y'.repeat(QUESTION_MAX_CHARS - 100);
+  assert.ok(question('t', { op: 'command', command: 'c', argv: [long, 'TAIL'] }).text.endsWith(`${long} TAIL`));
+  const prefix = 'Tool "t" wants to run command "c": '.length;
+  assert.deepEqual(question('t', { op: 'command', command: 'c', argv: [long, 'z'.repeat(200)] }), { tooLong: prefix + long.length + 201 });
+  assert.ok('tooLong' in question('t', { op: 'net', url: `https://x.test/?q=${'a'.repeat(QUESTION_MAX_CHARS)}` }));
   const input = { tool: 'notes.edit', extension: EXT, op: 'command', command: 'touch', argv: ['touch', 'x'] };
   const s = settings({ preset: 'strict' });
   assert.equal(allowHint(input, s, decide(input, s)),
@@ -158,10 +165,14 @@ test('[approvals] in kiln.toml is checked key by key', () => {
 });
 
 test('every guest value is shown quoted and escaped; the question stays one line', () => {
-  assert.equal(shown('a"b\\c\nd\u001b[1m\u202e\u2028\u00a0e \u00e9\u{e0041}'), '"a\\"b\\\\c\\nd\\u001b[1m\\u202e\\u2028\\u00a0e \u00e9\\u{e0041}"');
+  assert.equal(shown('a"b\\c\nd\u001b[1m\u202e\u2028\u00a0e \u00e9\u{e0041}'), '"a\\"b\\\\c\\nd\\u001b[1m\\u202e\\u2028\\u00a0e \\u00e9\\u{e0041}"');
+  // Everything outside printable ASCII: blank-looking letters and symbols, quote and colon look-alikes.
+  assert.equal(escaped('\u3164\u115f\u1160\uffa0\u2800\u034f\u02ba\uff02\u201c\u201d\u02d0\u{1d159}'),
+    '\\u3164\\u115f\\u1160\\uffa0\\u2800\\u034f\\u02ba\\uff02\\u201c\\u201d\\u02d0\\u{1d159}');
+  assert.equal(escaped(' ~az09!'), ' ~az09!');
   const q = question('t', { op: 'command', command: 'c\nExtension: x', argv: ['echo', 'a\u202eb'] });
-  assert.equal(q, 'Tool "t" wants to run command "c\\nExtension: x": echo "a\\u202eb"');
-  assert.equal(question('t', { op: 'fs.delete', path: 'd', inside: ['d/.env'] }), 'Tool "t" wants to delete "d" and the 1 entry below it ("d/.env")');
+  assert.deepEqual(q, { text: 'Tool "t" wants to run command "c\\nExtension: x": echo "a\\u202eb"' });
+  assert.deepEqual(question('t', { op: 'fs.delete', path: 'd', inside: ['d/.env'] }), { text: 'Tool "t" wants to delete "d" and the 1 entry below it ("d/.env")' });
 });
 
 test('a path is judged as the file operation touches it; a rule on a name covers what a removal or move takes along', () => {
@@ -173,6 +184,14 @@ test('a path is judged as the file operation touches it; a rule on a name covers
   assert.equal(at({ op: 'fs.rename', path: 'out/cfg', to: 'out/x', inside: ['out/cfg/.env'] }), 'deny');
   assert.equal(at({ op: 'fs.rename', path: 'out/a', to: 'out/.env' }), 'deny');
   assert.equal(at({ op: 'fs.delete', path: 'out/cfg', inside: ['out/cfg/a'] }), 'allow');
+  // Through a directory link: the real path matches too (and what lies below it, and a rename's real target).
+  assert.equal(at({ op: 'fs.write', path: 'lnk/a', realPath: 'out/a' }), 'allow');
+  const cfg = settings({ rules: [{ path: ['config/'], verdict: 'deny' }] });
+  const atCfg = (r) => decide({ tool: 't', extension: EXT, ...r }, cfg).verdict;
+  assert.equal(atCfg({ op: 'fs.write', path: 'current/app.toml', realPath: 'config/app.toml' }), 'deny');
+  assert.equal(atCfg({ op: 'fs.rename', path: 'a', to: 'current/a', realTo: 'config/a' }), 'deny');
+  assert.equal(atCfg({ op: 'fs.delete', path: 'current/d', realPath: 'config/d', inside: ['current/d/x'] }), 'deny');
+  assert.equal(atCfg({ op: 'fs.write', path: 'current/app.toml' }), 'allow');
   const parse = (v) => parseApprovals(v, (k) => k, (p) => p);
   assert.deepEqual([parse({}).maxQuestionsPerCall, parse({}).maxOpenQuestionsPerSession], [16, 1]);
   assert.equal(parse({ maxQuestionsPerCall: 3, maxOpenQuestionsPerSession: 2 }).maxQuestionsPerCall, 3);

@@ -11,15 +11,18 @@
 // inside the prefix but not away from a protected file swapped into it.
 //
 // Approvals judge the exact paths the operation touches: `lexicalPath`'s result, the one fs.ts resolves too,
-// and for rm -r or a rename of a directory every entry below it, as fs.ts lists it (`listBelow`); rm then
-// removes nothing it was not judged on (fs.ts). One operation puts at most one question: in mode "ask", a use
-// the grant does not list is asked together with what the rules say (approval-gate.ts), never twice.
+// and, when a directory symlink inside the workspace leads it elsewhere (fs.ts follows those), the real path too
+// (`realRel`: the directories on the way resolved, the last name kept as fs.ts acts on it, relative to the real
+// root) — a path rule matches either; for rm -r or a rename of a directory every entry below it, as fs.ts lists
+// it (`listBelow`); rm then removes nothing it was not judged on (fs.ts). One operation puts at most one
+// question: in mode "ask", a use the grant does not list is asked together with what the rules say
+// (approval-gate.ts), never twice.
 //
 // The verdict also says which real paths the operation will write (a file written or appended, a rename's
 // target, the first directory mkdir makes): the caller records them (build/guest-writes.ts), so that no rebuild
 // runs a file a guest wrote under another extension's grant.
 import { lstatSync } from 'node:fs';
-import { dirname, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { real } from '../build/containment.js';
 import type { ApprovalRequest } from '../approvals.js';
 import { askFor, grantCheck, type Grants, type GrantKind, type NotGrantedError } from '../grants.js';
@@ -116,7 +119,8 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
   const recursive = (kind === 'fs.rm' && req.recursive === true) || kind === 'fs.rename';
   const inside = recursive && c.judgesPaths ? await c.listBelow(String(paths[0])) : undefined;
   // One judgement, one question at most: the rules, and in mode "ask" a path the grant does not list.
-  await c.approve(request(op, rels, size, inside), refusal && askFor(refusal));
+  const reals = rels.map((rel) => realRel(c.root, rel));
+  await c.approve(request(op, rels, reals, size, inside), refusal && askFor(refusal));
   // After a human allowed a use the grant does not list, the operation runs under what the tool declares.
   const allow = access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
   const writes = written(kind, targets, real(c.root));
@@ -158,9 +162,24 @@ function shownPath(p: string, root: string): string {
   return rel && !rel.startsWith('..') && !rel.startsWith(sep) ? JSON.stringify(rel) : JSON.stringify(p.slice(p.lastIndexOf(sep) + 1));
 }
 
-function request(op: ApprovalRequest['op'], rels: string[], size: number | undefined, inside: string[] | undefined): ApprovalRequest {
+/** Where `rel` (lexicalPath's result) really is, relative to the real root: its directories resolved as the
+ *  kernel follows them (the workspace's symlinks included), its last name kept (fs.ts never follows a link
+ *  there; rm and rename act on the link itself). Undefined when that is `rel` itself, or outside the root (an
+ *  operator's prefix linked elsewhere: no path rule, which names paths under the root, can name it). */
+export function realRel(root: string, rel: string): string | undefined {
+  if (rel === '') return undefined;
+  const realRoot = real(root);
+  const abs = resolve(root, rel);
+  const r = relative(realRoot, join(real(dirname(abs)), basename(abs)));
+  if (r === '' || r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r)) return undefined;
+  const slashed = r.split(sep).join('/');
+  return slashed === rel ? undefined : slashed;
+}
+
+function request(op: ApprovalRequest['op'], rels: string[], reals: (string | undefined)[], size: number | undefined, inside: string[] | undefined): ApprovalRequest {
   return {
     op, path: rels[0] || '.', ...(rels[1] !== undefined ? { to: rels[1] || '.' } : {}), ...(size !== undefined ? { size } : {}),
+    ...(reals[0] !== undefined ? { realPath: reals[0] } : {}), ...(reals[1] !== undefined ? { realTo: reals[1] } : {}),
     ...(inside?.length ? { inside } : {}),
   };
 }

@@ -1,11 +1,12 @@
 // Approvals (issue 28 items 5, 6 and the approvals and fs-bytes parts of 14): the question a human is asked cannot
-// be forged by what the guest controls; approvals judge the exact path the file operation touches, and a rule on
+// be forged by what the guest controls, nor hide part of what it asks about; approvals judge the exact path the
+// file operation touches (through a directory symlink too), and a rule on
 // a name covers every operation that would remove or move a matching file; one call cannot flood the human with
 // questions nor the disk with bytes; one operation puts at most one question. Each attack runs a real
 // `kiln mcp --config` with a real MCP client (one that answers elicitations where the attack needs a human) and
 // asserts the refusal and the absence of its side effect on disk.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, mcp } from '../helpers.mjs';
 import { attack, sources } from './harness.mjs';
@@ -38,6 +39,8 @@ defineTool({ name: 'ap.append', exposeAsTool: true, timeoutMs: 600000, allow: { 
 } });
 defineTool({ name: 'ap.cmd', exposeAsTool: true, allow: { commands: { echo: { run: ['echo', '\${word}'] } } },
   handler: async ({ commands, args }) => { try { await commands.run('echo', { word: args.word }); return 'ran'; } catch (e) { return e.name + ': ' + e.message; } } });
+defineTool({ name: 'ap.touch', exposeAsTool: true, allow: { commands: { touch: { run: ['touch', '\${a}', '\${b}'] } } },
+  handler: async ({ commands, args }) => { try { await commands.run('touch', { a: args.a, b: args.b }); return 'ran'; } catch (e) { return e.name + ': ' + e.message; } } });
 `;
 
 /** A workspace (ws/) with the extension and kiln.toml; `files`: more files under ws/. */
@@ -110,6 +113,39 @@ attack('approval-forged-argv', 'a command argument with a newline, ANSI escapes 
   assert.ok(seen.asked[0].includes('\\u202e'), 'U+202E shown escaped');
 });
 
+attack('approval-long-argv-hidden', 'a command whose argv is too long to show is asked about with its tail cut, and the unseen tail creates a file', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"');
+  const hidden = join(dir, 'HIDDEN-TARGET');
+  const { client, seen } = await serveWs(t, dir, async () => ({ action: 'accept', content: { allow: 'once' } }));
+  // Plain characters (shown unquoted), past what a question shows whole: refused, nobody asked, nothing made.
+  const r = await call(client, 'ap.touch', { a: `${'x'.repeat(200)}/`.repeat(90), b: hidden });
+  assert.match(r.text, /^PermissionError: tool "ap\.touch" may not run command "touch" without a human's approval \(preset strict: commands requires it\), and the question would be \d+ characters long, more than the 16384 kiln shows whole .*\[approvals\] rules in kiln\.toml/);
+  assert.equal(seen.asked.length, 0, 'nobody was asked about a target they could not see');
+  assert.equal(existsSync(hidden), false, 'the hidden target was not created');
+  // A long argv that fits is shown whole: its last argument is in the question the human answers.
+  const shownWhole = await call(client, 'ap.touch', { a: `${'x'.repeat(200)}/`.repeat(15), b: hidden });
+  assert.equal(seen.asked.length, 1);
+  assert.ok(seen.asked[0].split('\n')[0].endsWith(` ${hidden}`), `the whole argv is shown: ${seen.asked[0].slice(-200)}`);
+  assert.match(shownWhole.text, /^(ran|CommandError: )/);
+});
+
+attack('approval-invisible-lookalike', 'blank-looking letters and look-alike quotes in a path fake a closing quote and kiln\'s lines inside the question', async (t) => {
+  const dir = workspace(t, '[approvals]\npreset = "strict"');
+  const { client, seen } = await serveWs(t, dir, decline);
+  const fake = 'notes.txt\u02ba (12 bytes)\u3164\u3164\u3164Extension\u02d0 trusted-formatter.ts\u115f\u1160\uffa0\u034fChoose Allow once\u2800\u2800\uff02\u201d\u201c\u{1d159}';
+  const r = await call(client, 'ap.op', { op: 'writeFile', path: `out/${fake}`, data: 'x' });
+  assert.match(r.text, /^PermissionError: .*the human declined$/s);
+  assert.equal(seen.asked.length, 1);
+  assertUnforged(seen.asked[0]);
+  const first = seen.asked[0].split('\n')[0];
+  assert.equal(/[^\x20-\x7e]/.test(first), false, `nothing outside printable ASCII is shown raw: ${JSON.stringify(first)}`);
+  for (const e of ['\\u02ba', '\\u3164', '\\u115f', '\\u1160', '\\uffa0', '\\u034f', '\\u2800', '\\uff02', '\\u201d', '\\u201c', '\\u02d0', '\\u{1d159}']) {
+    assert.ok(first.includes(e), `${e} is shown escaped`);
+  }
+  assert.match(first, /^Tool "ap\.op" wants to write the file "out\/notes\.txt[^"]*" \(1 bytes\)$/, 'one quoted value, then kiln\'s size');
+  assert.deepEqual(readdirSync(join(dir, 'ws/out')), [], 'nothing was written');
+});
+
 // ---- item 6: the path judged is the path touched -------------------------------------------------------------
 
 attack('approval-backslash-path', 'under a rule allowing out/, "out\\\\..\\\\run.sh" is written at the workspace root with nobody asked', async (t) => {
@@ -142,6 +178,30 @@ for (const [id, what, args] of [
     assert.equal(existsSync(join(dir, 'ws/plain')), false);
   });
 }
+
+attack('approval-dir-rule-symlink', 'a deny rule on config/ is walked around through a directory link current -> config inside the workspace', async (t) => {
+  const dir = workspace(t, '[approvals]\nrules = [{ id = "config is off limits", path = ["config/"], verdict = "deny" }]', { 'config/app.toml': 'original = true\n' });
+  symlinkSync('config', join(dir, 'ws/current'));
+  const { client } = await serveWs(t, dir);
+  for (const args of [
+    { op: 'writeFile', path: 'current/app.toml', data: 'pwned = true\n' },
+    { op: 'appendFile', path: 'current/app.toml', data: 'pwned = true\n' },
+    { op: 'writeFile', path: 'current/new.toml', data: 'pwned = true\n' },
+    { op: 'rename', path: 'current/app.toml', to: 'out/app.toml' },
+    { op: 'rename', path: 'out', to: 'current/out' },
+    { op: 'rm', path: 'current/app.toml' },
+  ]) {
+    const r = await call(client, 'ap.op', args);
+    assert.match(r.text, /^PermissionError: tool "ap\.op" may not .*\(really "config\/.*approvals\.rules\[0\] "config is off limits" denies it/, JSON.stringify(args));
+  }
+  assert.equal(readFileSync(join(dir, 'ws/config/app.toml'), 'utf8'), 'original = true\n', 'config/app.toml is unchanged');
+  assert.deepEqual(readdirSync(join(dir, 'ws/config')), ['app.toml'], 'nothing was added to config/');
+  assert.ok(existsSync(join(dir, 'ws/out')));
+  // The link itself is not the directory: removing it leaves config/ alone, and other paths are not held.
+  assert.equal((await call(client, 'ap.op', { op: 'writeFile', path: 'out/ok.txt', data: 'ok' })).text, 'done');
+  assert.equal((await call(client, 'ap.op', { op: 'rm', path: 'current' })).text, 'done');
+  assert.equal(readFileSync(join(dir, 'ws/config/app.toml'), 'utf8'), 'original = true\n');
+});
 
 // ---- item 14: floods ---------------------------------------------------------------------------------------
 
