@@ -10,7 +10,8 @@
 //  - mode "granted": a tool gets only what it declares AND its extension's grant lists; no grant, nothing.
 //  - mode "ask": as "granted", but a use that is declared and not granted is put to a human (approvals) instead
 //    of refused outright. What cannot be asked at the moment of use (the environment, read when a guest
-//    starts; a secret, a standing credential) is as in "granted".
+//    starts or passed through to a command; a secret, a standing credential: NOT_ASKED) is as in "granted".
+//    What a tool may come to use there is what it declares (withinReach: its annotations follow it).
 //  - Secrets are declared ∩ granted in EVERY mode, "declared" included: a [secrets.<name>] names no extension,
 //    so only a grant's `secrets = ["<name>"]` says who may use it (`grantedSecrets`).
 //  - A refusal names the missing grant and the exact line to add, in the operator's own spelling of the key.
@@ -119,15 +120,21 @@ export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string,
       ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
       : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
   const { grant } = grantOf(grants, ext);
-  const add = kind !== 'secrets' || grant?.secrets ? `add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]`
-    : grant ? `add the line secrets = ["${item}"] to [grants."${key}"]`
-      : `add the table [grants."${key}"] with the line secrets = ["${item}"]`;
+  const line = `${TOML_KEY[kind]} = ["${item}"]`;
+  const listed = kind === 'env' ? grant?.allowEnv : grant && listOf(grant, kind);
+  const add = !NOT_ASKED.includes(kind) || listed ? `add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]`
+    : grant ? `add the line ${line} to [grants."${key}"]`
+      : `add the table [grants."${key}"] with the line ${line}`;
   return new NotGrantedError(
     `tool "${tool}" declares ${kind} "${item}", but the operator has not granted it to ${key} (${why}); ` +
       `to allow it, ${add}${where}`,
-    kind, item, grants.mode === 'ask' && kind !== 'secrets', // a secret is not asked for: see the header
+    kind, item, grants.mode === 'ask' && !NOT_ASKED.includes(kind),
   );
 }
+
+/** The kinds mode "ask" never puts to a human (see the header): a secret, and the server's environment (a
+ *  guest's process.env, a command's `env` pass-through). Their use is as in mode "granted". */
+export const NOT_ASKED: readonly GrantKind[] = ['env', 'secrets'];
 
 // ---- effective authority, for inspect / kiln_extensions / the audit log -----------------------------------
 
@@ -297,13 +304,28 @@ export function decidedBy(grants: Grants, ext: ExtensionIdentity, op: string, re
   return granted(grants, ext, kind) ? where : 'declared';
 }
 
-/** The kinds among `net` and `browser` of which a config change from `before` to `after` took something away
- *  from a tool declaring `allow` of `ext`: a host pattern effective before and not after. What such a tool
- *  opened under the old grant (its browser pages, its requests in flight) is closed (mcp/config-watch.ts). */
+/** What a tool of `ext` may come to use, kind by kind: its effective authority and, in mode "ask", every
+ *  declared use a human may allow when it comes (every kind but NOT_ASKED, within the [commands] and [browser]
+ *  switches). A tool's MCP annotations follow it (mcp/annotations.ts): in mode "ask", a tool declaring
+ *  `rm -rf ${dir}` is one "Allow once" away from running it. */
+export function withinReach(allow: Allow, ext: ExtensionIdentity, policy: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>): Authority {
+  const { declared, effective } = authority(allow, ext, policy);
+  if (policy.grants.mode !== 'ask') return effective;
+  const off = (k: GrantKind) => (k === 'commands' && !policy.commands.enabled) || (k === 'browser' && !policy.browser.enabled);
+  return Object.fromEntries(GRANT_KINDS.map((k) => [k, NOT_ASKED.includes(k) ? effective[k] : off(k) ? [] : declared[k]])) as Authority;
+}
+
+/** What a revocation closes: `browser` (the extension's pages), `net` (its requests in flight and open bodies). */
+export type OpenKind = 'net' | 'browser';
+
+/** What a config change from `before` to `after` took away from a tool declaring `allow` of `ext`, as the kinds
+ *  of what it opened under the old grant that must close (mcp/config-watch.ts): `net` or `browser` when a host
+ *  pattern was effective before and not after, and `net` when a secret was (its authenticated requests). */
 export function narrowedKinds(
   allow: Allow, ext: ExtensionIdentity, before: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>, after: Pick<OperatorPolicy, 'grants' | 'commands' | 'browser' | 'allowEnv'>,
-): ('net' | 'browser')[] {
+): OpenKind[] {
   const was = authority(allow, ext, before).effective;
   const now = authority(allow, ext, after).effective;
-  return (['net', 'browser'] as const).filter((k) => was[k].some((p) => !now[k].includes(p)));
+  const lost = (k: GrantKind) => was[k].some((p) => !now[k].includes(p));
+  return [...new Set<OpenKind>([...(lost('net') || lost('secrets') ? ['net' as const] : []), ...(lost('browser') ? ['browser' as const] : [])])];
 }

@@ -1,5 +1,6 @@
 // A session: one guest instance per extension, created on first use, plus the session's `vars` store and
 // persistent processes. Those belong to the session, not to an instance, so they survive a guest reset.
+import type { OpenKind } from './grants.js';
 import type { Browsers, SessionBrowser } from './capabilities/browser.js';
 import { HttpSession } from './capabilities/http.js';
 import { ProcessTable } from './capabilities/processes.js';
@@ -206,7 +207,7 @@ export class Session {
 
   /** The operator took away `kinds` of what `file` was granted: its browser context (its pages) is closed, its
    *  requests in flight are aborted and its open bodies destroyed. Cookies and vars stay. */
-  revoke(file: string, kinds: ('net' | 'browser')[]): void {
+  revoke(file: string, kinds: OpenKind[]): void {
     if (kinds.includes('browser')) {
       void this.browserByExt.get(file)?.close();
       this.browserByExt.delete(file);

@@ -13,6 +13,7 @@
 //  - In a server (host "mcp"), what all of a session's guests log reaches the server's stderr and its client
 //    through one SESSION_LOG_BUDGET per session (log-limiter.ts), its drops reported at the window's end: one
 //    session's log flood does not become every session's traffic.
+import type { OpenKind } from './grants.js';
 import type { Engine } from './engine/engine.js';
 import { WorkerPool } from './engine/pool.js';
 import { CancelledError, KilnError, cancelledMessage } from './errors.js';
@@ -203,9 +204,9 @@ export class Sessions {
   /** A revocation (the operator's config changed: mcp/config-watch.ts): in every session, stop the commands
    *  `covered` no longer covers, and close what `narrowed(file)` says each extension lost (its browser pages,
    *  its requests in flight). Returns the commands stopped, as "session: name". */
-  revoke(covered: (name: string, origin: Origin) => boolean, narrowed: (file: string) => ('net' | 'browser')[]): string[] {
+  revoke(covered: (name: string, origin: Origin) => boolean, narrowed: (file: string) => OpenKind[]): string[] {
     const stopped: string[] = [];
-    const lost = new Map<string, ('net' | 'browser')[]>();
+    const lost = new Map<string, OpenKind[]>();
     for (const [name, e] of this.entries) {
       for (const c of e.session.processes.revoke(covered, 'was stopped: the operator revoked its grant')) stopped.push(`${name}: ${c}`);
       for (const file of e.session.extensionFiles()) {

@@ -3,6 +3,9 @@
 //
 // Rules (docs/capabilities.md):
 //  - A tool runs only names it declares, and only those the operator allows for its extension.
+//  - A command's `env` (server environment names passed through to its process) is the operator's too: in modes
+//    "granted" and "ask" each name must be in the extension's grant's `allowEnv` (never asked), in mode
+//    "declared" too when that grant lists `allowEnv` (envRefusal).
 //  - `${name}` placeholders are substituted strictly: every placeholder needs a value, every value must be a
 //    placeholder, values are strings, finite numbers or booleans, without NUL bytes, at most 64 KiB each.
 //  - Shell form quotes each value in single quotes; argv form passes each value as (part of) one argument.
@@ -14,7 +17,7 @@
 //    (command-template.ts says exactly which).
 import { PermissionError } from '../errors.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
-import { granted, intersectNames, NO_GRANTS, notGranted, type Grants } from '../grants.js';
+import { granted, grantOf, intersectNames, NO_GRANTS, notGranted, type Grants, type NotGrantedError } from '../grants.js';
 import type { Allow, CommandSpec } from '../manifest.js';
 import { argvWord, checkTemplateText, literal, shellCommands, TemplateError, type Word } from './command-template.js';
 
@@ -80,10 +83,25 @@ export function commandGrant(
     );
   }
   if (!ceiling.enabled) throw new PermissionError('the operator has turned commands off for this server (kiln.toml [commands] enabled = false)');
-  if (!grantedCommands(allow, extension, ceiling, grants).includes(name)) throw notGranted(grants, extension, tool, 'commands', name);
+  // A name not granted in mode "ask" is put to a human; the environment is never asked (grants.ts NOT_ASKED), so
+  // its refusal comes first then: the spec a human allows has passed it.
+  const refused = grantedCommands(allow, extension, ceiling, grants).includes(name) ? undefined : notGranted(grants, extension, tool, 'commands', name);
+  if (refused && !refused.askable) throw refused;
+  const env = envRefusal(tool, spec, extension, grants);
+  if (env) throw env;
+  if (refused) throw refused;
   if (verb === 'run' && spec.persistent) throw new PermissionError(`command "${name}" is persistent: use commands.start/status/stop, not run`);
   if (verb !== 'run' && !spec.persistent) throw new PermissionError(`command "${name}" is one-shot: use commands.run, not ${verb}`);
   return spec;
+}
+
+/** The refusal of the first name of `spec.env` (server environment variables passed through to the command's
+ *  process) the operator's grant does not pass through to `extension`: in modes "granted" and "ask", every one
+ *  must be in its grant's `allowEnv`; in mode "declared", only when the grant lists `allowEnv`. */
+function envRefusal(tool: string, spec: CommandSpec, extension: ExtensionIdentity, grants: Grants): NotGrantedError | undefined {
+  const list = grantOf(grants, extension).grant?.allowEnv ?? (grants.mode === 'declared' ? undefined : []);
+  const missing = list && spec.env.find((n) => n !== 'PATH' && !list.includes(n)); // PATH: every command's (processes.ts childEnv)
+  return missing === undefined ? undefined : notGranted(grants, extension, tool, 'env', missing);
 }
 
 // ---- templates ------------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@
 // What a tool can reach includes every tool it can call through plugins[...]: its own file's tools and those
 // its allow.tools names, transitively (capabilities/tools.ts).
 //
+// What is within reach follows grants.ts withinReach: the effective authority, and in [policy] mode "ask" every
+// declared use a human may allow.
+//
 //  - readOnlyHint: no command, no network (allow.net), no secret, no browser and no allow.fs write prefix is
 //    within reach, and the author does not say otherwise (readOnlyHint: false, or destructiveHint: true).
 //    allow.net names hosts, not methods: a tool that can reach a host can send it POST, PUT and DELETE (with

@@ -6,8 +6,8 @@
 // and `exclude` (the registry reloads). A change that takes authority away applies to what runs too (a
 // revocation): commands running under a command grant the new settings do not cover, or of an extension the new
 // `extensions` no longer loads, are stopped, one-shot and persistent (capabilities/commands.ts stillCovered
-// decides), and an extension that lost browser or net hosts, or is no longer loaded, has its browser pages closed
-// and its requests in flight aborted (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
+// decides), and an extension that lost browser or net hosts, or a secret, or is no longer loaded, has its browser
+// pages closed (browser) or its requests in flight aborted (net hosts, secrets) (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.

@@ -11,7 +11,7 @@ import type { ConfigWatch } from './config-watch.js';
 import { ScriptRunner } from '../scripts.js';
 import { GuestInstance } from '../engine/instance.js';
 import { Sessions } from '../sessions.js';
-import { authority } from '../grants.js';
+import { withinReach, type Authority } from '../grants.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
@@ -117,11 +117,11 @@ export class McpHost {
 
   listTools(): Tool[] {
     // What a tool can reach is what it and the tools it may call through plugins[...] (its file's, and those
-    // its allow.tools names, transitively: capabilities/tools.ts) are granted.
-    const memo = new Map<ToolEntry, ReturnType<typeof authority>['effective']>();
+    // its allow.tools names, transitively: capabilities/tools.ts) may come to use (grants.ts withinReach).
+    const memo = new Map<ToolEntry, Authority>();
     const effective = (e: ToolEntry) => {
       let a = memo.get(e);
-      if (!a) memo.set(e, (a = authority(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy).effective));
+      if (!a) memo.set(e, (a = withinReach(e.manifest.allow, { file: e.extension.file, sha256: e.extension.artifact.sha256 }, this.registry.policy)));
       return a;
     };
     const loaded = new Map([...this.registry.tools].map(([name, e]) => [name, { manifest: e.manifest, file: e.extension.file }]));
