@@ -53,7 +53,7 @@ export function grantedCommands(allow: Allow, extension: ExtensionIdentity, ceil
  * Whether a command still running, started as `name` under `origin` (the extension and the declaration of the
  * tool that started it), is covered by the operator's settings `after` a config change from `before`. It is
  * when its extension is still loaded (`loaded`: the change did not take it out of `extensions`) and the new
- * settings grant it. A command the new settings do not grant is stopped, except in mode "ask"
+ * settings grant it, its `env` pass-through included (envRefusal). A command the new settings do not grant is stopped, except in mode "ask"
  * when the settings before did not grant it either: a human approved it then, and the change took nothing
  * away from it (a grant that covered it, or the mode that let it run unasked).
  */
@@ -62,6 +62,8 @@ export function stillCovered(
   before: { ceiling: CommandCeiling; grants: Grants }, after: { ceiling: CommandCeiling; grants: Grants }, loaded = true,
 ): boolean {
   if (!loaded) return false;
+  const spec = Object.hasOwn(origin.allow.commands, name) ? origin.allow.commands[name] : undefined;
+  if (!spec || envRefusal('', spec, origin.extension, after.grants)) return false; // the environment is never asked
   if (grantedCommands(origin.allow, origin.extension, after.ceiling, after.grants).includes(name)) return true;
   if (!after.ceiling.enabled || after.grants.mode !== 'ask') return false;
   return before.grants.mode === 'ask' && !grantedCommands(origin.allow, origin.extension, before.ceiling, before.grants).includes(name);

@@ -1,12 +1,13 @@
 // Attacks on the operator's word at its edges: a command's `env` pass-through that reads a server variable the
-// grant never gives (p4-env-*), an authenticated request that outlives the secret grant the operator removed
-// (p4-revoke-secret-*), and mode "ask" annotations that call a tool able to run `rm -rf` read-only (p4-annot-*).
+// grant never gives (p4-env-*) or keeps running once the grant no longer gives it (p4-revoke-env-*), an
+// authenticated request that outlives the secret grant the operator removed (p4-revoke-secret-*), and mode
+// "ask" annotations that call a tool able to run `rm -rf` read-only (p4-annot-*).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, mcp, tempDir, waitUntil } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
-import { attack, sources, token } from './harness.mjs';
+import { attack, live, sources, token } from './harness.mjs';
 
 // ---- a command's env pass-through ------------------------------------------------------------------------
 
@@ -52,6 +53,29 @@ attack('p4-env-grant-via-command-declared', 'mode "declared": a grant that lists
   assert.ok(!r.text.includes(value), 'the command read a server variable the grant\'s allowEnv leaves out');
   assert.match(r.text, new RegExp(`PermissionError: .*add "${ENV_NAME}" to allowEnv in \\[grants\\."e\\.ts"\\]`));
   assert.equal(existsSync(marker), false, 'the command ran');
+});
+
+attack('p4-revoke-env-persistent', 'a persistent command keeps running after the operator removes its env pass-through from allowEnv', async (t) => {
+  const n = `49${Math.floor(Math.random() * 1e6)}.${Math.floor(Math.random() * 1e6)}`; // marks the process in ps
+  const sleeping = () => live(`sleep ${n}`).filter((l) => !l.includes('kiln-reaper'));
+  const dir = sources(t, {
+    'r.ts': `defineTool({ name: 'r.start', exposeAsTool: true, allow: { env: ['${ENV_NAME}'], commands: { dev: { run: ['sleep', '${n}'], persistent: true, env: ['${ENV_NAME}'] } } },
+  handler: ({ commands }: any) => commands.start('dev') });\n`,
+  });
+  const file = join(dir, 'kiln.toml');
+  const toml = (allowEnv) => `extensions = ["r.ts"]\n[policy]\nmode = "granted"\n[grants."r.ts"]\ncommands = ["dev"]\nallowEnv = ${JSON.stringify(allowEnv)}\n`;
+  writeFileSync(file, toml([ENV_NAME]));
+  const { client } = await mcp(t, ['--config', file], { env: { [ENV_NAME]: token('ENVSECRET') } });
+  t.after(() => waitUntil(() => live(`sleep ${n}`).length === 0, 15_000));
+  assert.equal((await call(client, 'r.start')).isError, false);
+  assert.ok(await waitUntil(() => sleeping().length === 1, 30_000), 'it never started');
+  writeFileSync(`${file}.tmp`, toml(['TZ']));
+  renameSync(`${file}.tmp`, file);
+  assert.ok(await waitUntil(() => live(`sleep ${n}`).length === 0, 30_000), `still running after the revocation: ${live(`sleep ${n}`)}`);
+  const again = await call(client, 'r.start');
+  assert.equal(again.isError, true);
+  assert.match(again.text, new RegExp(`add "${ENV_NAME}" to allowEnv in \\[grants\\."r\\.ts"\\]`));
+  assert.equal(live(`sleep ${n}`).length, 0, 'a new one started');
 });
 
 // ---- revoking a secret -------------------------------------------------------------------------------------
