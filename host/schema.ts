@@ -2,12 +2,17 @@
 // imported on first use: it costs ~20 ms, which an embedder running one artifact should not pay.
 //
 // Invariants:
-//  - Each extension gets its own Ajv instances (one per draft), so one extension's `$id`s never collide with
-//    another's.
+//  - Each extension gets its own Ajv instances (one per draft and mode), so one extension's `$id`s never
+//    collide with another's.
+//  - Arguments are decided with `allErrors: false` (an anyOf/oneOf alternative stops at its first failing
+//    keyword); a refusal is explained by an `allErrors: true` pass, or by the first errors when that pass is
+//    past a work bound.
 //  - Validation fills in the schema's defaults: the arguments a handler gets are the validated object.
-//  - Validation is linear in the arguments and runs inline, under no clock: patterns and formats match with
-//    RE2 and uniqueItems hashes (schema-ajv.ts); pattern matching is bounded by work per validation
-//    (PATTERN_WORK_LIMIT in linear-regexp.ts), so the same arguments pass or fail on any machine, busy or not.
+//  - Validation runs inline, under no clock, bounded by work: patterns and formats match with RE2 and
+//    uniqueItems hashes (schema-ajv.ts); pattern matching is bounded per validation (PATTERN_WORK_LIMIT in
+//    linear-regexp.ts), and so are the calls of the schema's compiled functions and the errors they collect
+//    (SCHEMA_WORK_LIMIT in schema-ajv.ts: a recursive anyOf/oneOf is exponential in the arguments' nesting).
+//    The same arguments pass or fail on any machine, busy or not; arguments past a bound are refused at once.
 //    A pattern RE2 cannot run fails the tool at load, naming the tool and the pattern; an extension's patterns
 //    (inputs and outputs) compile to at most PATTERN_PROGRAM_LIMIT RE2 instructions (ExtensionAjv.patterns).
 //  - A schema's size and depth are capped where the manifest is read (manifest.ts).
@@ -20,21 +25,26 @@ import { InvalidArgumentsError } from './errors.js';
 import { PatternWorkExceeded, programBudget, withPatternBudget, withProgramBudget, type ProgramBudget } from './linear-regexp.js';
 import { cacheDir } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './schema-ajv.js';
+import { AJV_OPTIONS, draftOf, makeAjv, SchemaWorkExceeded, withSchemaBudget, type Draft } from './schema-ajv.js';
 
 /** Arguments that fail: why, or undefined. */
 export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
 
 /** The Ajv instances of one extension: one per draft its schemas use (Ajv cannot mix drafts), so one
- *  extension's `$id`s never collide with another's. Warnings about its schemas name the tool. */
+ *  extension's `$id`s never collide with another's, and per mode: `allErrors: false` decides (a failing
+ *  alternative of an anyOf/oneOf stops at its first failing keyword instead of validating the subtree below
+ *  it: what keeps an honest recursive schema linear), `allErrors: true` only explains a refusal. Warnings
+ *  about its schemas name the tool (given once, by the deciding instance). */
 export class ExtensionAjv {
-  private readonly byDraft = new Map<Draft, Promise<AjvType>>();
+  private readonly byMode = new Map<string, Promise<AjvType>>();
   /** `patterns`: the extension's budget of RE2 program size, shared with its outputSchemas (resultValidator). */
   constructor(private readonly warn: (message: string) => void = () => {}, readonly patterns: ProgramBudget = programBudget()) {}
-  for(tool: ToolManifest): Promise<AjvType> {
+  for(tool: ToolManifest, allErrors = false): Promise<AjvType> {
     const draft = draftOf(tool.name, tool.inputSchema!);
-    let ajv = this.byDraft.get(draft);
-    if (!ajv) this.byDraft.set(draft, (ajv = makeAjv(draft, (m) => this.warn(`tool "${tool.name}": inputSchema: ${m}`))));
+    const key = `${draft} ${allErrors}`;
+    let ajv = this.byMode.get(key);
+    const warn = allErrors ? () => {} : (m: string) => this.warn(`tool "${tool.name}": inputSchema: ${m}`);
+    if (!ajv) this.byMode.set(key, (ajv = makeAjv(draft, warn, { allErrors })));
     return ajv;
   }
 }
@@ -59,9 +69,14 @@ export function usesPatterns(schema: unknown): boolean {
   return JSON.stringify(schema ?? null).includes('"pattern');
 }
 
-/** Run a compiled validator under the pattern-work bound; `undefined` when valid, else why not. */
+/** Run a compiled validator under the pattern-work and schema-work bounds; `undefined` when valid, else why not. */
 function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: unknown, text: (errors: any) => string): string | undefined {
-  return withPatternBudget(() => (validate(value) ? undefined : text(validate.errors)));
+  return withSchemaBudget(() => withPatternBudget(() => (validate(value) ? undefined : text(validate.errors))));
+}
+
+/** Whether `e` is a validation past one of its work bounds. */
+function overBudget(e: unknown): e is Error {
+  return e instanceof PatternWorkExceeded || e instanceof SchemaWorkExceeded;
 }
 
 /** A checker for a tool's arguments. Throws ManifestError for an invalid schema, or for a pattern RE2 cannot
@@ -82,13 +97,30 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
   } catch (e: any) {
     throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
   }
-  return (args) => {
+  const text = (errors: any) => a.errorsText(errors, { dataVar: 'args' });
+  // The explaining validator, compiled on the first refusal (the schema's patterns already fit the
+  // extension's program budget once, so a budget of its own holds them again).
+  let explaining: Promise<ReturnType<AjvType['compile']> | undefined> | undefined;
+  const everyError = async (args: unknown): Promise<string | undefined> => {
+    explaining ??= ajvs.for(tool, true).then((b) => withProgramBudget(programBudget(), () => b.compile(tool.inputSchema!)), () => undefined);
+    const all = await explaining.catch(() => undefined);
+    if (!all) return undefined;
     try {
-      return run(validate, args, (errors) => a.errorsText(errors, { dataVar: 'args' }));
+      return run(all, args, text);
     } catch (e) {
-      if (e instanceof PatternWorkExceeded) throw new InvalidArgumentsError(`the arguments of tool "${tool.name}" were refused: ${e.message}`);
+      if (overBudget(e)) return undefined; // the deciding pass's first errors explain it then
       throw e;
     }
+  };
+  return async (args) => {
+    let why: string | undefined;
+    try {
+      why = run(validate, args, text);
+    } catch (e) {
+      if (overBudget(e)) throw new InvalidArgumentsError(`the arguments of tool "${tool.name}" were refused: ${e.message}`);
+      throw e;
+    }
+    return why === undefined ? undefined : ((await everyError(args)) ?? why);
   };
 }
 
@@ -109,7 +141,7 @@ export async function resultValidator(tool: ToolManifest, patterns: ProgramBudge
     try {
       return run(validate, value, (errors) => a.errorsText(errors, { dataVar: 'result' }));
     } catch (e) {
-      if (e instanceof PatternWorkExceeded) return e.message;
+      if (overBudget(e)) return e.message;
       throw e;
     }
   };

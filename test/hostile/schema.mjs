@@ -1,8 +1,9 @@
 // Attacks through argument validation: schemas whose checks are catastrophically slow on crafted arguments
 // (a backtracking `pattern`, `uniqueItems` over many objects), triggered by a client or by the extension
-// itself through plugins[...]; and `$id`s that collide between extensions. Patterns match on RE2 and
-// uniqueItems hashes (schema-ajv.ts), so each such call is decided at once, by the arguments, and the other
-// sessions keep answering.
+// itself through plugins[...]; recursive anyOf/oneOf schemas whose work doubles with each level of nesting
+// (counted in steps and refused past SCHEMA_WORK_LIMIT, schema-ajv.ts); and `$id`s that collide between
+// extensions. Patterns match on RE2 and uniqueItems hashes (schema-ajv.ts), so each such call is decided at
+// once, by the arguments, and the other sessions keep answering.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { call } from '../helpers.mjs';
@@ -89,4 +90,42 @@ attack('schema-huge', 'a 1 MB inputSchema fails that file alone', async (t) => {
   const { client } = await serve(t, [dir]);
   assert.equal((await call(client, 'other.ping')).json, 'pong');
   assert.match((await call(client, 'kiln_extensions')).text, /inputSchema is larger than 262144 bytes/);
+});
+
+// Recursive schemas whose alternatives both validate the same subtree: the work doubles at every level of the
+// arguments' nesting. `exp.t`'s alternatives are alike (no schema-side fix helps: the work is counted and
+// refused past SCHEMA_WORK_LIMIT); `tree.sum` is an honest tree (number, pair or list) whose failing
+// alternatives stop at their first failing keyword, so valid trees of any depth validate in linear work.
+const RECURSIVE = `defineTool({ name: 'exp.t', exposeAsTool: true, inputSchema: { type: 'object', properties: { x: { $ref: '#/$defs/S' } }, $defs: { S: { anyOf: [ { type: 'array', items: { $ref: '#/$defs/S' } }, { type: 'array', items: { $ref: '#/$defs/S' }, minItems: 0 } ] } } }, handler: () => 'handler ran' });
+defineTool({ name: 'tree.sum', exposeAsTool: true, inputSchema: { type: 'object', properties: { tree: { $ref: '#/$defs/Tree' } }, required: ['tree'],
+  $defs: { Tree: { oneOf: [ { type: 'number' }, { type: 'array', minItems: 2, maxItems: 2, items: { $ref: '#/$defs/Tree' } }, { type: 'array', minItems: 3, items: { $ref: '#/$defs/Tree' } } ] } } },
+  handler: ({ args }: any) => { let n = 0; const todo = [args.tree]; while (todo.length) { const x = todo.pop(); if (Array.isArray(x)) todo.push(...x); else n += x; } return n; } });`;
+
+/** `depth` one-element arrays around 1: matches no alternative that stops early. */
+function nested(depth) {
+  let x = 1;
+  for (let i = 0; i < depth; i++) x = [x];
+  return x;
+}
+
+attack('schema-anyof-exponential', 'a recursive anyOf of two alike alternatives against arguments nested 20 and 40 deep', async (t) => {
+  const { client } = await serve(t, [sources(t, { 'exp.ts': RECURSIVE, 'other.ts': OTHER })]);
+  for (const depth of [20, 40]) {
+    const r = await otherAnswers(client, () => call(client, 'exp.t', { x: nested(depth) }));
+    assert.equal(r.isError, true, r.text);
+    assert.match(r.text, /the arguments of tool "exp\.t" were refused: validating them against the schema needs more than \d+ steps/);
+    assert.doesNotMatch(r.text, /handler ran/, 'the handler never ran');
+  }
+  assert.equal((await call(client, 'exp.t', { x: [[[[]]]] })).json, 'handler ran', 'the tool works on shallow arguments');
+});
+
+attack('schema-oneof-honest-deep', 'an honest recursive oneOf (number, pair, list): a valid 300-deep tree is accepted, a 40-deep invalid one refused', async (t) => {
+  const { client } = await serve(t, [sources(t, { 'tree.ts': RECURSIVE, 'other.ts': OTHER })]);
+  let tree = [1, 2];
+  for (let i = 0; i < 300; i++) tree = [tree, 1];
+  const ok = await otherAnswers(client, () => call(client, 'tree.sum', { tree }));
+  assert.equal(ok.json, 303, ok.text);
+  const bad = await otherAnswers(client, () => call(client, 'tree.sum', { tree: nested(40) }));
+  assert.equal(bad.isError, true, bad.text);
+  assert.match(bad.text, /args\/tree must be number/);
 });
