@@ -34,6 +34,7 @@ import {
   allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, QUESTION_MAX_CHARS, safeTarget,
   type ApprovalRequest, type ApprovalSettings, type DecisionInput,
 } from './approvals.js';
+import { writeStderr } from './terminal.js';
 
 /** An `elicitation/create` form request (the MCP 2025-11-25 shape kiln sends) and the client's answer. */
 export interface ElicitForm {
@@ -154,7 +155,7 @@ export class ApprovalGate {
   /** Questions open per session, and those waiting for a turn ([approvals] maxOpenQuestionsPerSession). */
   private readonly open = new WeakMap<object, { open: number; waiting: (() => void)[] }>();
 
-  constructor(settings: ApprovalSettings | undefined, private readonly audit?: AuditLog, private readonly warn: (line: string) => void = (l) => process.stderr.write(l + '\n')) {
+  constructor(settings: ApprovalSettings | undefined, private readonly audit?: AuditLog, private readonly warn: (line: string) => void = writeStderr) {
     this.settings = settings ?? DEFAULT_APPROVALS;
     if (this.settings.store) this.store = new AlwaysStore(this.settings.store, warn);
   }

@@ -17,6 +17,7 @@
 //    the file removed) never fails a call: it is counted, stderr says so when the failures start and when
 //    they end, and the first line written again is `dropped` with the count.
 import { appendFileSync, renameSync, statSync } from 'node:fs';
+import { writeStderr } from './terminal.js';
 
 export interface AuditSettings {
   /** Absolute path of the log; undefined: no audit log. */
@@ -176,7 +177,7 @@ export class AuditLog {
   /** Calls that ended: a decision that settles after its call's end is written as it is. */
   private readonly ended = new WeakSet<object>();
 
-  constructor(private readonly settings: Required<AuditSettings>, private readonly warn: (line: string) => void = (l) => process.stderr.write(l + '\n')) {
+  constructor(private readonly settings: Required<AuditSettings>, private readonly warn: (line: string) => void = writeStderr) {
     this.size = statSync(settings.path, { throwIfNoEntry: false })?.size ?? 0;
   }
 

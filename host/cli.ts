@@ -13,7 +13,7 @@ import { Registry } from './registry.js';
 import type { KilnConfig } from './config.js';
 import type { WatchOptions } from './mcp/server.js';
 import { defaultConfig } from './config-file.js';
-import { guestLog, printable, printableLine } from './terminal.js';
+import { guestLog, printableLine, writeStderr } from './terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
 export const ONE_SHOT_TIERING_BUDGET = 1_000_000_000;
@@ -53,7 +53,6 @@ exit codes: 0 success; 1 a file failed to build or load, or the script failed; 2
 (unknown command or option); 70 an internal error (a bug in kiln: please report it)
 `;
 
-/** A line on stderr; untrusted parts (file names, tool names, messages from a build) are made printable. */
 /** `kiln <command> --help`: one usage block per command (the lines of USAGE that name it). */
 function commandHelp(cmd: string): string | undefined {
   const out: string[] = [];
@@ -65,7 +64,9 @@ function commandHelp(cmd: string): string | undefined {
   return out.length ? `usage:\n${out.join('\n')}\n` : undefined;
 }
 
-const err = (line: string) => process.stderr.write(printable(line) + '\n');
+/** A message on stderr; untrusted parts (file names, tool names, messages from a build) cannot deceive the
+ *  reader, nor print a line of their own (terminal.ts `stderrText`). */
+const err = writeStderr;
 
 async function build(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string', short: 'o' }, 'out-dir': { type: 'string' } } });
@@ -219,7 +220,7 @@ async function run(argv: string[]): Promise<number> {
   // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
   // worker thread is started.
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
-  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => err(guestLog([ext.artifact.manifest.source.name], level, message)), policy, policy.sessions);
+  const sessions = new Sessions(registry.engine, 'script', (_s, ext, level, message) => guestLog([ext.artifact.manifest.source.name], level, message).forEach(err), policy, policy.sessions);
   try {
     const r = await sessions.run('default', 'script', (s) => new ScriptRunner(registry, SCRIPT_CACHE).run(s, code, { timeoutMs, name: basename(script) }));
     if (r.status === 'ok') {
@@ -289,7 +290,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(VERSION + '\n');
       return 0;
     default:
-      err(`kiln: unknown command "${cmd}"\n\n${USAGE}`);
+      err(`kiln: unknown command "${cmd}"`);
+      process.stderr.write(`\n${USAGE}`);
       return 2;
   }
 }

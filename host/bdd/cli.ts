@@ -159,7 +159,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   const image = await buildImage(engine, files, { base: cwd, root: commonAncestor([root, ...files.map((f) => dirname(f.file))]) }, policy.grants, builder);
 
   T('image');
-  const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => err(guestLog(['bdd'], level, message)), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
+  const sessions = new Sessions(engine, 'bdd', (_s, _ext, level, message) => guestLog(['bdd'], level, message).forEach(err), policy, { ...policy.sessions, maxSessions: Math.max(policy.sessions.maxSessions, parallel) });
   const streams: WriteStream[] = [];
   const formatters: Formatter[] = specs.map((s) => {
     let write: (t: string) => void = (t) => process.stdout.write(t);

@@ -12,6 +12,7 @@ import { ManifestError, parseTools } from '../manifest.js';
 import { argsValidator, ExtensionAjv, resultValidator } from '../schema.js';
 import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
 import { checkNesting, NestingError } from './nesting.js';
+import { guestLog, writeStderr } from '../terminal.js';
 
 /** Nothing is granted while building: top-level code may only register tools. */
 const buildHost: InstanceHost = {
@@ -19,7 +20,7 @@ const buildHost: InstanceHost = {
     throw new KilnError('capabilities are not available while an extension is being built');
   },
   vars: { get: () => undefined, set: () => {}, delete: () => false, keys: () => [] },
-  log: (level, message) => process.stderr.write(`[build ${level}] ${message}\n`),
+  log: (level, message) => guestLog(['build'], level, message).forEach(writeStderr), // the extension's top level
 };
 
 export interface Built {

@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { PermissionError } from '../errors.js';
 import { BUILD_CACHE } from './cache.js';
 import { real } from './containment.js';
+import { writeStderr } from '../terminal.js';
 
 /** Who wrote a path: the extension file, and its tool that did. */
 export interface Writer {
@@ -90,7 +91,7 @@ export class GuestWrites {
 
   /** `journal`: the file the record is kept in (none: memory only). `compact`: drop the entries whose path no
    *  longer exists (a server at start; `kiln build` only reads). */
-  constructor(private readonly journal?: string, private readonly warn: (line: string) => void = (l) => process.stderr.write(l + '\n'), compact = false) {
+  constructor(private readonly journal?: string, private readonly warn: (line: string) => void = writeStderr, compact = false) {
     if (journal && compact) this.compact(journal);
     this.refresh();
   }

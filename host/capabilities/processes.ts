@@ -38,6 +38,7 @@ import { repoRoot } from '../paths.js';
 import type { Allow, CommandSpec } from '../manifest.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
 import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING, type Invocation } from './commands.js';
+import { writeStderr } from '../terminal.js';
 
 export const OUTPUT_LIMIT = 8 * 1024 * 1024;
 export const RING_BYTES = 64 * 1024;
@@ -124,11 +125,11 @@ let reaperPath: string | null | undefined;
 export function reaper(): string | undefined {
   if (reaperPath === undefined) {
     const why = reaperUnavailable();
-    if (why) process.stderr.write(`kiln: ${why}, so a command that leaves its process group can outlive its call, and it sees the server's /proc entries (docs/security.md)\n`);
+    if (why) writeStderr(`kiln: ${why}, so a command that leaves its process group can outlive its call, and it sees the server's /proc entries (docs/security.md)`);
     else {
       const probe = spawnSync(REAPER, ['--probe'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
       if (probe.status !== 0) {
-        process.stderr.write(`kiln: commands are not isolated from the server (${(probe.stderr || probe.error?.message || 'the probe failed').trim().slice(0, 200)}): a command running as kiln's user can read the server's /proc entries (its initial environment, memory); give secrets from [secrets.*] only where kiln runs as root or unprivileged user namespaces are on (docs/security.md, "Secrets")\n`);
+        writeStderr(`kiln: commands are not isolated from the server (${(probe.stderr || probe.error?.message || 'the probe failed').trim().slice(0, 200)}): a command running as kiln's user can read the server's /proc entries (its initial environment, memory); give secrets from [secrets.*] only where kiln runs as root or unprivileged user namespaces are on (docs/security.md, "Secrets")`);
       }
     }
     reaperPath = why ? null : REAPER;

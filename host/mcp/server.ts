@@ -4,7 +4,7 @@ import { Server, type Tool } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { CancelledError, KilnError, ToolError } from '../errors.js';
 import { LogLimiter } from '../log-limiter.js';
-import { guestLog, printable } from '../terminal.js';
+import { guestLog, stderrText } from '../terminal.js';
 import type { Registry, ToolEntry } from '../registry.js';
 import { SCRIPT_UNIT } from '../sessions.js';
 import type { ConfigWatch } from './config-watch.js';
@@ -85,9 +85,9 @@ export class McpHost {
   onNotice: ((level: NoticeLevel, text: string) => void) | undefined;
 
   /** A message of kiln's own: on stderr as "kiln: text", and to every client as notifications/message from
-   *  logger "kiln" (at or above the level the client chose). */
+   *  logger "kiln" (at or above the level the client chose; `sendNotice`). */
   notice(level: NoticeLevel, text: string): void {
-    this.log(`kiln: ${text.replace(/\r?\n/g, '\n  ')}`); // its later lines indented: only kiln's own start with "kiln:"
+    this.log(`kiln: ${text}`);
     this.onNotice?.(level, text);
   }
 
@@ -104,7 +104,7 @@ export class McpHost {
       registry.engine, 'mcp',
       (session, ext, level, message) => {
         const source = ext.artifact.manifest.source.name;
-        this.log(guestLog([session, source], level, message));
+        for (const line of guestLog([session, source], level, message)) this.log(line);
         this.onGuestLog?.(session, source, level, message);
       },
       registry.policy, registry.policy.sessions,
@@ -216,8 +216,7 @@ export function stderrLog(): (line: string) => void {
       process.stderr.write(`kiln: ${dropped} line(s) dropped: stderr was not read as fast as they came\n`);
       dropped = 0;
     }
-    const text = printable(line); // guest logs and names are untrusted (terminal.ts)
-    process.stderr.write(text.endsWith('\n') ? text : text + '\n');
+    process.stderr.write(`${stderrText(line)}\n`); // guest logs and names are untrusted (terminal.ts)
   }, null);
   return (line) => limiter.write(null, line);
 }
@@ -232,7 +231,7 @@ function refuseOversize(id: string | number | null, bytes: number): void {
  *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
 export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
   // With nothing loaded, the client's first answer says why (the same text reaches it as a notice).
-  const instructions = host.registry.extensions.length === 0 ? host.registry.warnings.join('\n') || undefined : undefined;
+  const instructions = host.registry.extensions.length === 0 ? host.registry.warnings.map(stderrText).join('\n') || undefined : undefined;
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} }, instructions });
   // A client learns at once what did not load (it has no other way to see the server's stderr).
   server.oninitialized = () => {
@@ -268,9 +267,10 @@ export function guestLogSender(server: Server, queued: () => number): (logger: s
   };
 }
 
-/** A message of kiln's own as notifications/message (McpHost.notice). */
+/** A message of kiln's own as notifications/message (McpHost.notice), as stderr shows it (terminal.ts
+ *  `stderrText`: its later lines indented, so a value it quotes cannot pass for a message of its own). */
 export function sendNotice(server: Server, level: NoticeLevel, text: string): void {
-  void server.sendLoggingMessage({ level, logger: KILN_LOGGER, data: text }).catch(() => {});
+  void server.sendLoggingMessage({ level, logger: KILN_LOGGER, data: stderrText(text) }).catch(() => {});
 }
 
 /** What `kiln mcp` watches: the extension files with --watch (mcp/watch.ts), and the config file, always,

@@ -1,10 +1,11 @@
 // Attacks on the evidence: the audit log and the operator's stderr. A guest must not erase an earlier audit
-// line by drowning it in refusals, a rotation keeps the files the operator configured, a lost line is itself
-// recorded, and a guest's log line cannot pass for the server's own on stderr.
+// line by drowning it in refusals, a rotation keeps the files the operator configured,
+// a lost line is itself recorded, and neither a guest's log line nor a value a message of kiln's quotes (a file
+// name, an import specifier) can pass for the server's own line on stderr.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, waitUntil } from '../helpers.mjs';
+import { call, kiln, waitUntil } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
 import { attack, serve, sources, token } from './harness.mjs';
 
@@ -198,3 +199,30 @@ attack('log-stdout-unread', 'guests flood logs while the client reads nothing: l
     'the log messages the client could not take were not reported as dropped');
   assert.ok(bytes < 4 * 1024 * 1024, `${bytes} bytes of log messages were held for a client that was not reading`);
 }, { timeout: 600_000 });
+
+attack('stderr-forged-kiln-line', 'a value a message quotes (an import specifier, a file name, a build-time log) cannot print a "kiln:" line on stderr or in a notice', async (t) => {
+  const tag = token('forged');
+  const dir = sources(t, {
+    'imp.ts': `import x from './lib\\u000akiln: ${tag} import';\ndefineTool({ name: 'imp', exposeAsTool: true, handler: () => x });`,
+    [`scan/x\nkiln: ${tag} filename.ts`]: 'this is ( not valid',
+    'top.ts': `console.log('top\\nkiln: ${tag} build log');\ndefineTool({ name: 'top', exposeAsTool: true, handler: () => 1 });`,
+  });
+  const notices = [];
+  const { stderr } = await serve(t, [join(dir, 'imp.ts'), join(dir, 'scan'), join(dir, 'top.ts')], {
+    beforeConnect: (c) => c.setNotificationHandler('notifications/message', (n) => void notices.push(String(n.params.data))),
+  });
+  const kinds = ['import', 'filename', 'build log'];
+  const has = (text, ks = kinds) => ks.every((k) => text.includes(`kiln: ${tag} ${k}`));
+  assert.ok(await waitUntil(() => has(stderr()), 60_000), `the quoted values did not reach stderr: ${stderr()}`);
+  const forged = (text) => text.split('\n').filter((l) => l.startsWith(`kiln: ${tag}`));
+  assert.deepEqual(forged(stderr()), [], 'a quoted value printed a line that passes for the server\'s');
+  // The loader's failures reach the client too: their later lines are marked as on stderr.
+  assert.ok(await waitUntil(() => has(notices.join('\n'), ['import', 'filename']), 60_000), `no notice quoted the values: ${JSON.stringify(notices)}`);
+  assert.deepEqual(notices.flatMap(forged), [], 'a notice holds a line that passes for a message of kiln\'s');
+  // kiln build's own error lines.
+  const b = await kiln(['build', join(dir, 'imp.ts'), '-o', join(dir, 'imp.wasm')]);
+  assert.equal(b.code, 1, b.stderr);
+  assert.ok(b.stderr.includes(`kiln: ${tag} import`), b.stderr);
+  assert.deepEqual(forged(b.stderr), [], 'kiln build printed a line that passes for kiln\'s');
+  assert.equal(existsSync(join(dir, 'imp.wasm')), false);
+});
