@@ -10,9 +10,10 @@
 //    browser method, a tool name, a workspace path (fs.*: never the file's content).
 //  - No line is lost silently. A guest cannot drown earlier lines with repeated decisions: within one call,
 //    a decision identical to one already written (same op, target, verdict, rule, reason) is counted, not
-//    written, and so is every refusal of an op past the first REFUSED_TARGETS_PER_CALL distinct targets
-//    (`Coalescer`); the counts are written as `repeated` lines at the call's end (and every REPEATED_EVERY
-//    counted decisions, so a crash mid-call leaves them too). Rotation drops only `<path>.<keep>`, and the new
+//    written, and so is every decision of an op and verdict past the first TARGETS_PER_CALL[verdict]
+//    distinct targets, allowed ones as refusals (`Coalescer`); the counts are written as `repeated` lines at
+//    the call's end (and every REPEATED_EVERY counted decisions, so a crash mid-call leaves them too). So one
+//    call writes a bounded number of decision lines, whatever it does. Rotation drops only `<path>.<keep>`, and the new
 //    file's first line says so (`rotated`, with the bytes dropped). A line that cannot be written (disk full,
 //    the file removed) never fails a call: it is counted, stderr says so when the failures start and when
 //    they end, and the first line written again is `dropped` with the count.
@@ -38,8 +39,9 @@ export function auditFiles(settings: AuditSettings): string[] {
   return [settings.path, ...Array.from({ length: settings.keep }, (_, i) => `${settings.path}.${i + 1}`)];
 }
 
-/** Per call and op: refusals of this many distinct targets are written; the rest are counted. */
-export const REFUSED_TARGETS_PER_CALL = 20;
+/** Per call, op and verdict: decisions of this many distinct targets are written; the rest are counted.
+ *  Allowed ones are what a tool did, so more of them are written one by one. */
+export const TARGETS_PER_CALL: Readonly<Record<DecisionRecord['verdict'], number>> = { deny: 20, allow: 100 };
 /** A call still running writes its counts each time this many more decisions were counted. */
 export const REPEATED_EVERY = 10_000;
 /** Distinct decisions a call's Coalescer remembers (its memory bound); later distinct ones are written. */
@@ -69,8 +71,9 @@ export type AuditRecord =
     verdict?: 'allow' | 'require' | 'deny'; rule?: string; answer?: string; durationMs?: number;
   })
   /** Decisions of one call that were counted, not written (`Coalescer`): `count` of them since the last such
-   *  line, like the written decision with this op, target, verdict and rule; `target` "*": refusals past the
-   *  first REFUSED_TARGETS_PER_CALL distinct targets of this op. `final`: written at the call's end. */
+   *  line, like the written decision with this op, target, verdict and rule; `target` "*": decisions of this
+   *  op and verdict past its first TARGETS_PER_CALL[verdict] distinct targets (`by`: the first of them's).
+   *  `final`: written at the call's end. */
   | (AuditSubject & { type: 'repeated'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; count: number; final: boolean })
   /** The log's own events: the first line of a rotated-to file (`removed`: the rotation dropped, and its
    *  bytes), and the first line written after lines were lost (`dropped`: how many, since when, why). */
@@ -116,8 +119,8 @@ export function auditTarget(kind: string, request: unknown): string {
 export class Coalescer {
   /** Written decisions by identity, with the count since the last `repeated` line. */
   private readonly seen = new Map<string, { record: DecisionRecord; count: number }>();
-  /** Distinct refused targets written, by op; and the refusals past them, counted, by op. */
-  private readonly refusedTargets = new Map<string, number>();
+  /** Distinct targets written, by op and verdict; and the decisions past them, counted, by op and verdict. */
+  private readonly targets = new Map<string, number>();
   private readonly overflow = new Map<string, { record: DecisionRecord; count: number }>();
   private counted = 0;
 
@@ -126,15 +129,14 @@ export class Coalescer {
     const id = JSON.stringify([r.op, r.target, r.verdict, r.by, r.reason ?? '']);
     const seen = this.seen.get(id);
     if (seen) return this.count(seen);
-    if (r.verdict === 'deny') {
-      const n = this.refusedTargets.get(r.op) ?? 0;
-      if (n >= REFUSED_TARGETS_PER_CALL) {
-        let o = this.overflow.get(r.op);
-        if (!o) this.overflow.set(r.op, (o = { record: r, count: 0 }));
-        return this.count(o);
-      }
-      this.refusedTargets.set(r.op, n + 1);
+    const key = JSON.stringify([r.op, r.verdict]);
+    const n = this.targets.get(key) ?? 0;
+    if (n >= TARGETS_PER_CALL[r.verdict]) {
+      let o = this.overflow.get(key);
+      if (!o) this.overflow.set(key, (o = { record: r, count: 0 }));
+      return this.count(o);
     }
+    this.targets.set(key, n + 1);
     if (this.seen.size < MAX_TRACKED) this.seen.set(id, { record: r, count: 0 });
     return true;
   }

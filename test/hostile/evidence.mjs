@@ -1,5 +1,5 @@
 // Attacks on the evidence: the audit log and the operator's stderr. A guest must not erase an earlier audit
-// line by drowning it in refusals, a rotation keeps the files the operator configured,
+// line by drowning it in refusals or in allowed decisions, a rotation keeps the files the operator configured,
 // a lost line is itself recorded, and neither a guest's log line nor a value a message of kiln's quotes (a file
 // name, an import specifier) can pass for the server's own line on stderr.
 import assert from 'node:assert/strict';
@@ -198,6 +198,39 @@ attack('log-stdout-unread', 'guests flood logs while the client reads nothing: l
   assert.ok(await waitUntil(() => messages().some((m) => m.method === 'notifications/message' && notice.test(String(m.params.data))), 60_000),
     'the log messages the client could not take were not reported as dropped');
   assert.ok(bytes < 4 * 1024 * 1024, `${bytes} bytes of log messages were held for a client that was not reading`);
+}, { timeout: 600_000 });
+
+attack('audit-allowed-flood', '20,000 allowed fs.stat calls on distinct paths in one call do not push an earlier refusal out of the audit log', async (t) => {
+  const mark = token('MARKER');
+  const dir = sources(t, { 'ws/.keep': '', 'stat.ts': `
+    defineTool({ name: 'mark', exposeAsTool: true, allow: { fs: { read: ['ws'] } }, handler: async ({ fs }) => {
+      try { await fs.readFile('../${mark}'); return 'read'; } catch (e) { return e.name; }
+    } });
+    defineTool({ name: 'flood', exposeAsTool: true, timeoutMs: 600000, allow: { fs: { read: ['ws'] } }, handler: async ({ fs }) => {
+      let missing = 0;
+      for (let i = 0; i < 20000; i += 16) {
+        await Promise.all(Array.from({ length: 16 }, (_, j) => fs.stat('ws/' + 'p'.repeat(200) + (i + j)).catch(() => missing++)));
+      }
+      return missing;
+    } });` });
+  const log = join(dir, 'audit.jsonl');
+  const { client } = await serve(t, [join(dir, 'stat.ts')], {
+    toml: `[fs]\nroot = ${JSON.stringify(dir)}\n[audit]\npath = ${JSON.stringify(log)}\nmaxBytes = 1048576\nkeep = 2\n`,
+  });
+  assert.equal((await call(client, 'mark')).text, 'PermissionError');
+  const marked = () => auditLines(log, 2).some((l) => l.type === 'decision' && l.verdict === 'deny' && l.target.includes(mark));
+  assert.ok(marked(), 'the refusal was not logged');
+  const r = await client.callTool({ name: 'flood', arguments: {} }, { timeout: 580_000 });
+  assert.ok(!r.isError, JSON.stringify(r.content));
+  assert.equal(r.content[0].text, '20000');
+  assert.ok(marked(), 'the refusal was pushed out of the audit log');
+  const all = auditLines(log, 2);
+  assert.deepEqual(all.filter((l) => l.type === 'log' && l.event === 'rotated' && l.removed), [], 'a rotation dropped a file');
+  const written = all.filter((l) => l.type === 'decision' && l.tool === 'flood' && l.op === 'fs.stat' && l.verdict === 'allow').length;
+  const counted = all.filter((l) => l.type === 'repeated' && l.tool === 'flood' && l.op === 'fs.stat' && l.verdict === 'allow').reduce((n, l) => n + l.count, 0);
+  assert.equal(written + counted, 20000, 'every allowed stat is in the log, written or counted');
+  assert.ok(written <= 100, `${written} allowed stats written one by one`);
+  assert.ok(all.some((l) => l.type === 'repeated' && l.final && l.op === 'fs.stat' && l.verdict === 'allow' && l.target === '*'), 'no summary line at the call\'s end');
 }, { timeout: 600_000 });
 
 attack('stderr-forged-kiln-line', 'a value a message quotes (an import specifier, a file name, a build-time log) cannot print a "kiln:" line on stderr or in a notice', async (t) => {
