@@ -235,13 +235,16 @@ Then('the step file was refused', function () { if (!/declares no allow\\.net/.t
 test('a browser step against a local page', async (t) => {
   const srv = await startServer(t);
   const dir = project(t, {
-    // the browser starts inside the first step: on a loaded machine that alone can take most of a 30 s step
+    // The browser starts inside the first step, and on a loaded machine that alone can outlast the default 5 s
+    // step timeout: the steps have none of their own ({ timeout: -1 }) and goto none of Playwright's 30 s
+    // (timeout 0), so each ends when its page op has; the run's other calls (setup, begin, match) get the
+    // harness's bound rather than the default 30 s.
     'kiln.toml': `extensions = ["ext/web.ts"]\n[limits]\ntimeoutMs = 600000\n`,
     'ext/web.ts': `
 if (kiln.host === 'mcp') defineTool({ name: 'web.title', allow: { browser: ['127.0.0.1:${srv.port}'] }, handler: () => null });
 if (kiln.host === 'bdd') {
-  Given('I open {string}', async function (path) { await this.page.goto('${srv.base}' + path); });
-  Then('the page says {string}', async function (text) {
+  Given('I open {string}', { timeout: -1 }, async function (path) { await this.page.goto('${srv.base}' + path, { timeout: 0 }); });
+  Then('the page says {string}', { timeout: -1 }, async function (text) {
     const body = await this.page.content();
     if (!body.includes(text)) throw new Error('page: ' + body.slice(0, 200));
   });
