@@ -77,9 +77,10 @@ export async function mcpHttp(t, args, opts = {}) {
   return { client, child, stderr: () => stderr };
 }
 
-/** Call a tool and return { isError, text, json }. */
-export async function call(client, name, args = {}, meta) {
-  const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
+/** Call a tool and return { isError, text, json }. `options`: the client's request options (its `timeout`, 60 s
+ *  by default, for a call whose work grows with the machine's load). */
+export async function call(client, name, args = {}, meta, options) {
+  const res = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, options);
   const text = res.content.map((c) => c.text).join('\n');
   // A string result arrives as its text, an object as structuredContent (and JSON text), anything else as JSON
   // text. `json` is the value: the structured content, else the JSON an array, number, boolean or null was

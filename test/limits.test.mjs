@@ -17,6 +17,13 @@ before(async () => {
 
 const serve = (t, toml) => serveArtifact(t, artifact, toml);
 
+// For calls whose work grows with the machine's load (floods of operations, large bodies, many reads): the
+// server's limit is the harness's, and the client waits longer than that, so the call's own outcome decides the
+// test on a busy machine and a hang still ends (the server's TimeoutError).
+const PATIENT_MS = 600_000;
+const PATIENT_LIMIT = `[limits]\ntimeoutMs = ${PATIENT_MS}\n`;
+const PATIENT_CLIENT = { timeout: 2 * PATIENT_MS };
+
 async function timed(client, tool, meta) {
   const t0 = Date.now();
   const r = await call(client, tool, {}, meta);
@@ -78,8 +85,8 @@ test('running out of memory fails the call even when the guest catches it and re
 });
 
 test('a guest\'s operations in flight carry at most 64 MiB of requests and bodies: thirty 10 MiB calls at once, the rest refused', async (t) => {
-  const client = await serve(t);
-  const r = await call(client, 'lim.flood');
+  const client = await serve(t, PATIENT_LIMIT);
+  const r = await call(client, 'lim.flood', {}, undefined, PATIENT_CLIENT);
   assert.equal(r.isError, false, r.text);
   assert.ok(r.json.fulfilled >= 1 && r.json.fulfilled <= 6 && r.json.allWhole, JSON.stringify(r.json));
   assert.equal(r.json.fulfilled + r.json.refused, 30);
@@ -88,8 +95,8 @@ test('a guest\'s operations in flight carry at most 64 MiB of requests and bodie
 });
 
 test('one operation alone may carry more than 64 MiB (what the guest held), and nothing starts beside it', async (t) => {
-  const client = await serve(t, '[limits]\nmemoryLimitBytes = 536870912\n');
-  const r = await call(client, 'lim.big');
+  const client = await serve(t, `${PATIENT_LIMIT}memoryLimitBytes = 536870912\n`);
+  const r = await call(client, 'lim.big', {}, undefined, PATIENT_CLIENT);
   assert.equal(r.isError, false, r.text);
   assert.equal(r.json.first, 65 << 20);
   assert.match(r.json.second, /would bring this guest's operations in flight to 65\.0 MiB .* more than the 64\.0 MiB a guest may have at once/);
