@@ -93,7 +93,7 @@ test('notes.ts: a plugins-only helper tool gives the same result on wasmtime', a
 
 test('timers, vars and URL parsing behave the same on wasmtime (runtime.sleep, vars.*, runtime.parse-url)', async () => {
   const result = await sameOnBothHosts(built.portable, 'portable.timers', { label: 'py' });
-  assert.deepEqual(result.order, ['fast', 'slow', 'last']);
+  assert.deepEqual(result.order, ['fast', 'last']);
   assert.deepEqual(result.vars, [['count', '1'], ['label', 'py']]);
   assert.equal(result.url.href, 'https://user@example.com/a/c/d?q=1#frag');
 });
