@@ -199,14 +199,14 @@ test('steps that use the network: an extension\'s steps get its allow.net, a ste
     'ext/api.ts': `
 if (kiln.host === 'mcp') defineTool({ name: 'api.hello', exposeAsTool: true, allow: { net: ['127.0.0.1:${srv.port}'] }, handler: async () => (await fetch('${srv.base}/hello')).json() });
 if (kiln.host === 'bdd') {
-  When('the extension fetches {string}', async function (path) { this.status = (await fetch('${srv.base}' + path)).status; });
-  When('the extension fetches another host', async function () { try { await fetch('http://localhost:${srv.port}/nope'); } catch (e) { this.error = e.message; } });
+  When('the extension fetches {string}', { timeout: -1 }, async function (path) { this.status = (await fetch('${srv.base}' + path)).status; });
+  When('the extension fetches another host', { timeout: -1 }, async function () { try { await fetch('http://localhost:${srv.port}/nope'); } catch (e) { this.error = e.message; } });
   Then('the status is {int}', function (n) { if (this.status !== n) throw new Error('status ' + this.status); });
   Then('it was refused', function () { if (!/not in allow\\.net/.test(this.error)) throw new Error('not refused: ' + this.error); });
 }
 `,
     'steps/plain.ts': `
-When('a step file fetches {string}', async function (path) { try { await fetch('${srv.base}' + path); this.error = 'none'; } catch (e) { this.error = e.message; } });
+When('a step file fetches {string}', { timeout: -1 }, async function (path) { try { await fetch('${srv.base}' + path); this.error = 'none'; } catch (e) { this.error = e.message; } });
 Then('the step file was refused', function () { if (!/declares no allow\\.net/.test(this.error)) throw new Error('not refused: ' + this.error); });
 `,
     'features/net.feature': `Feature: net
