@@ -15,6 +15,7 @@
 //  - Compiling is bounded too: one extension's patterns may compile to PATTERN_PROGRAM_LIMIT RE2 instructions
 //    in all (withProgramBudget), counted from the pattern before RE2 builds anything; past it, UnsupportedPattern.
 //  - re2js is imported on first use (loadRE2, awaited by makeAjv): a process that validates nothing pays nothing.
+import { WorkBudget } from './work-budget.js';
 import type { RE2JS as RE2JSType } from 're2js';
 
 /** Steps of pattern matching (RE2 program size × string length, summed) one validation may spend. */
@@ -209,27 +210,13 @@ export function withProgramBudget<T>(b: ProgramBudget, f: () => T): T {
   }
 }
 
-let budget: number | undefined;
+const patternWork = new WorkBudget(PATTERN_WORK_LIMIT, () => new PatternWorkExceeded(`matching the arguments against the schema's patterns needs more than ${PATTERN_WORK_LIMIT} steps ` +
+      '(pattern size × string length)'));
 
 /** Run `f` (one validation) with a fresh pattern-work budget; nested calls share the outer one. */
-export function withPatternBudget<T>(f: () => T): T {
-  if (budget !== undefined) return f();
-  budget = PATTERN_WORK_LIMIT;
-  try {
-    return f();
-  } finally {
-    budget = undefined;
-  }
-}
-
-function spend(steps: number): void {
-  if (budget === undefined) return; // outside a validation (Ajv compiling a schema): bounded by the schema's size
-  budget -= steps;
-  if (budget < 0) {
-    throw new PatternWorkExceeded(`matching the arguments against the schema's patterns needs more than ${PATTERN_WORK_LIMIT} steps ` +
-      '(pattern size × string length)');
-  }
-}
+export const withPatternBudget = <T>(f: () => T): T => patternWork.run(f);
+// Outside a validation (Ajv compiling a schema) nothing is counted: bounded by the schema's size.
+const spend = (steps: number): void => patternWork.spend(steps);
 
 /** A linear-time matcher with the meaning of `new RegExp(source, flags)`; a schema's (`charged`) is charged to
  *  the current validation's budget, kiln's own (the formats: fixed, trusted programs) is linear in the input. */

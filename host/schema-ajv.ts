@@ -18,6 +18,7 @@
 // from a callee, from the current validation's budget (withSchemaBudget); past it the validation throws
 // SchemaWorkExceeded. Inline code between two calls is bounded by the schema's size, so the count bounds the
 // whole. A count, not a clock: the same arguments pass or fail on any machine.
+import { WorkBudget } from './work-budget.js';
 import type { Ajv as AjvType } from 'ajv';
 import type { Draft } from './manifest.js';
 import { ajvRegExp, linearFormats, loadRE2 } from './linear-regexp.js';
@@ -34,29 +35,14 @@ export const SCHEMA_WORK_LIMIT = 2 ** 18;
 
 export class SchemaWorkExceeded extends Error {}
 
-let work: number | undefined;
+const schemaWork = new WorkBudget(SCHEMA_WORK_LIMIT, () => new SchemaWorkExceeded(`validating them against the schema needs more than ${SCHEMA_WORK_LIMIT} steps (calls of its ` +
+      'subschemas and errors collected): a recursive anyOf/oneOf makes this grow exponentially with how deep the arguments nest'));
 
-/** Run `f` (one validation) with a fresh schema-work budget; nested calls share the outer one. */
-export function withSchemaBudget<T>(f: () => T): T {
-  if (work !== undefined) return f();
-  work = SCHEMA_WORK_LIMIT;
-  try {
-    return f();
-  } finally {
-    work = undefined;
-  }
-}
-
-/** Spend `steps` of the current validation's budget; outside a validation (Ajv checking a schema against its
- *  meta-schema at load) nothing is counted: that work is bounded by the schema's size. */
-function spendSchemaWork(steps: number): void {
-  if (work === undefined) return;
-  work -= steps;
-  if (work < 0) {
-    throw new SchemaWorkExceeded(`validating them against the schema needs more than ${SCHEMA_WORK_LIMIT} steps (calls of its ` +
-      'subschemas and errors collected): a recursive anyOf/oneOf makes this grow exponentially with how deep the arguments nest');
-  }
-}
+/** Run `f` (one validation) with a fresh schema-work budget; nested calls share the outer one. Outside a
+ *  validation (Ajv checking a schema against its meta-schema at load) nothing is counted: that work is bounded
+ *  by the schema's size. */
+export const withSchemaBudget = <T>(f: () => T): T => schemaWork.run(f);
+const spendSchemaWork = (steps: number): void => schemaWork.spend(steps);
 
 // The head of every function Ajv generates (its destructured validation context, with `dynamicAnchors` in
 // drafts 2019-09 and 2020-12). Ajv writes string constants with JSON.stringify, so a schema's own text can
