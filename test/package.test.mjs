@@ -67,9 +67,9 @@ test('the packed package installs without a compiler and runs build, inspect, ru
   const files = info.files.map((f) => f.path);
 
   // Exactly what runs: no tests, bench, build scripts, TypeScript sources or dependencies.
-  const outside = files.filter((f) => /^(test|bench|scripts|host|extensions|node_modules|\.ci)\//.test(f) || f.endsWith('.map') || f.includes('/node_modules/'));
+  const outside = files.filter((f) => /^(test|bench|scripts|host|extensions|node_modules|\.ci|dist\/host)\//.test(f) || f.endsWith('.map') || f.includes('/node_modules/'));
   assert.deepEqual(outside, [], 'files outside the package list\'s intent');
-  for (const f of ['bin/kiln.js', 'dist/cli/cli.js', 'dist/host/cli.js', 'build/engine/engine.wasm', 'build/engine/engine.json',
+  for (const f of ['bin/kiln.js', 'dist/cli/cli.js', 'dist/cli/worker.js', 'build/engine/engine.wasm', 'build/engine/engine.json',
     'build/engine/bindings/engine.cjs', 'build/kiln-reaper', 'guest/bdd/runtime.js', 'wit/kiln.wit', 'types/kiln.d.ts',
     'types/tsconfig.json', 'README.md', 'LICENSE', 'docs/security.md']) {
     assert.ok(files.includes(f), `${f} is not in the package`);

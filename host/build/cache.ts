@@ -6,8 +6,9 @@
 // artifact is then verified like any artifact (openArtifact), after its own recorded sha256 — a truncated or
 // altered entry is rebuilt, never trusted. A cache directory that cannot be written is no cache.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cacheDir, repoRoot } from '../paths.js';
 import { kilnVersion } from '../version.js';
 
@@ -20,13 +21,15 @@ interface Entry {
   artifactSha256: string;
 }
 
-/** The code that turns a source into an artifact (the compiled dist/host/build/ modules, whichever layout
- *  runs): a changed kiln builder makes every entry stale. */
+/** The code that turns a source into an artifact (the compiled dist/host/build/ modules in a checkout; in the
+ *  package, which ships only the bundled command line, the bundle's chunks): a changed kiln builder makes every
+ *  entry stale. */
 let builderId: string | undefined;
 export function builder(): string {
   if (builderId) return builderId;
   const h = createHash('sha256').update(kilnVersion());
-  const dir = join(repoRoot, 'dist', 'host', 'build');
+  const compiled = join(repoRoot, 'dist', 'host', 'build');
+  const dir = existsSync(compiled) ? compiled : dirname(fileURLToPath(import.meta.url));
   try {
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
   } catch {
