@@ -178,8 +178,9 @@ async function inspect(argv: string[]): Promise<number> {
 
 /** What `kiln mcp` says when it was given no extension and found no config file in `cwd`. */
 export const NOTHING_TO_SERVE = (cwd: string) =>
-  `no extensions to serve: name extension files or directories after \`kiln mcp\` (for example \`npx -y kiln-mcp mcp ./extensions\`), ` +
-  `or write a kiln.toml with extensions = ["./extensions"] in ${cwd} (the directory kiln was started in); see the README's "Using it"`;
+  `no extensions to serve: name extension files or directories after \`kiln mcp\` (for example \`npx -y kiln-mcp mcp /abs/path/extensions\`), ` +
+  `or a config with --config /abs/path/kiln.toml (extensions = ["./extensions"]), or write ./kiln.toml in ${cwd} (the directory kiln was started in: ` +
+  `an MCP client chooses it, so prefer absolute paths); see the README's "Installing it"`;
 
 /** Extensions from the named paths and/or a config file (./kiln.toml, .yaml, .yml or .json when none is named
  *  and one exists). */

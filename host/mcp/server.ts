@@ -231,7 +231,9 @@ function refuseOversize(id: string | number | null, bytes: number): void {
  *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
 export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
   // With nothing loaded, the client's first answer says why (the same text reaches it as a notice).
-  const instructions = host.registry.extensions.length === 0 ? host.registry.warnings.map(stderrText).join('\n') || undefined : undefined;
+  const instructions = host.registry.extensions.length === 0
+    ? host.startupNotices().map((n) => stderrText(n.text)).join('\n') || undefined
+    : undefined;
   const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} }, instructions });
   // A client learns at once what did not load (it has no other way to see the server's stderr).
   server.oninitialized = () => {
