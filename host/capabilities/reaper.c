@@ -22,8 +22,8 @@
  * forks the command it makes the host's kernel settings read-only in that mount namespace (/proc/sys,
  * /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/fs, /sys and every mount beneath them: core_pattern and the
  * other usermode helpers the kernel runs OUTSIDE the namespace, as root), masks /proc/kcore, /proc/keys,
- * /proc/timer_list and the like, then keeps of its capabilities only Docker's default set less CAP_MKNOD
- * (kept_caps), in every set, and sets no_new_privs: a root command has no CAP_SYS_ADMIN (no mount, umount,
+ * /proc/timer_list and the like, then keeps of its capabilities only Docker's default set less CAP_MKNOD,
+ * CAP_NET_RAW and CAP_NET_BIND_SERVICE (kept_caps), in every set, and sets no_new_privs: a root command has no CAP_SYS_ADMIN (no mount, umount,
  * setns), no CAP_SYS_PTRACE, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH, and cannot get one back. It
  * waits for the command and exits with its status; when it exits, the kernel kills everything left in the
  * namespace.
@@ -116,12 +116,14 @@ static int new_pid_namespace(const char **why) {
 }
 
 /* What a command keeps of root's capabilities: Docker's default set, less CAP_MKNOD (no device node to
- * reach a disk or memory through). Everything else is dropped from every set before the command runs: the
+ * reach a disk or memory through), CAP_NET_RAW (a raw socket reads the machine's loopback traffic: another
+ * extension's secret header, the HTTP server's bearer token) and CAP_NET_BIND_SERVICE (a low port the
+ * operator's services expect). Everything else is dropped from every set before the command runs: the
  * ones that reach past the namespace (CAP_SYS_ADMIN: mount, setns, the kernel's usermode helpers;
  * CAP_SYS_PTRACE; CAP_SYS_MODULE; CAP_SYS_RAWIO; CAP_DAC_READ_SEARCH: open_by_handle_at; CAP_BPF, CAP_PERFMON,
  * CAP_NET_ADMIN, CAP_SYS_TIME, ...) and any the kernel adds later. */
 static const int kept_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID,
-                                CAP_SETUID, CAP_SETPCAP, CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_SYS_CHROOT,
+                                CAP_SETUID, CAP_SETPCAP, CAP_SYS_CHROOT,
                                 CAP_AUDIT_WRITE, CAP_SETFCAP};
 
 static unsigned long long kept_mask(void) {
