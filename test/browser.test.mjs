@@ -5,11 +5,11 @@
 // sessions; and a tool without allow.browser seeing no page.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { call, mcp, tempDir, waitUntil } from './helpers.mjs';
+import { call, descendants, mcp, tempDir, waitUntil } from './helpers.mjs';
 
 /** The test's site: every request is logged with the Host it was sent to. */
 async function site(t) {
@@ -155,19 +155,6 @@ async function setup(t, toml) {
   return { ...s, client, pid: transport.pid };
 }
 
-/** The pids of `root`'s descendants (from /proc). */
-function descendants(root) {
-  const children = new Map();
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch { /* gone */ }
-  }
-  const out = [];
-  for (let todo = [root]; todo.length;) for (const c of children.get(todo.pop()) ?? []) { out.push(c); todo.push(c); }
-  return out;
-}
 const cmdline = (pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { return ''; } };
 
 test('a page: a login form, locator chains, evaluate, setContent, and a screenshot as image content', { timeout: 120_000 }, async (t) => {

@@ -3,7 +3,7 @@
 // anything that can fail). Waits are for events or conditions; their bounds only end a test that would
 // otherwise hang (the runner's --test-timeout is the last bound), never decide one that passes when slow.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,4 +135,18 @@ export async function waitUntil(fn, ms = 60_000) {
     await new Promise((r) => setTimeout(r, 25));
   }
   return false;
+}
+
+/** The pids of `root`'s descendants, read from /proc. */
+export function descendants(root) {
+  const children = new Map();
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch { /* gone */ }
+  }
+  const out = [];
+  for (let todo = [root]; todo.length;) for (const c of children.get(todo.pop()) ?? []) { out.push(c); todo.push(c); }
+  return out;
 }

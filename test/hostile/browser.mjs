@@ -4,9 +4,9 @@
 // for the hosts: A (declared and granted) and B (declared, not granted), whose request log proves that a
 // refused request never arrived.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call } from '../helpers.mjs';
+import { call, descendants } from '../helpers.mjs';
 import { startServer } from '../http-server.mjs';
 import { attack, serve, serverPid, sources } from './harness.mjs';
 
@@ -122,23 +122,13 @@ attack('browser-audit-page-requests', 'a page\'s own requests leave no trace in 
 
 /** Renderer processes of the server's Chromium, and their CPU time in clock ticks. */
 function rendererTicks(root) {
-  const children = new Map();
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch { /* gone */ }
-  }
   let ticks = 0;
-  for (let todo = [root]; todo.length;) {
-    for (const c of children.get(todo.pop()) ?? []) {
-      todo.push(c);
-      try {
-        if (!readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('--type=renderer')) continue;
-        const f = readFileSync(`/proc/${c}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks += Number(f[11]) + Number(f[12]); // utime + stime
-      } catch { /* gone */ }
-    }
+  for (const c of descendants(root)) {
+    try {
+      if (!readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const f = readFileSync(`/proc/${c}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime + stime
+    } catch { /* gone */ }
   }
   return ticks;
 }
