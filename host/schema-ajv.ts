@@ -11,57 +11,17 @@
 // compile to by PATTERN_PROGRAM_LIMIT (linear-regexp.ts), the schema's size and depth where the manifest is
 // read (manifest.ts).
 //
-// The work of the compiled code itself is bounded too (SCHEMA_WORK_LIMIT): a recursive anyOf/oneOf can make
-// it grow exponentially with the arguments' nesting, each alternative validating the same subtree again. Every
-// function Ajv compiles (one per non-inlined schema: each `$ref` target, the recursion of a recursive schema)
-// is instrumented through `code.process` (instrument) to spend one step on entry and one per error it copies
-// from a callee, from the current validation's budget (withSchemaBudget); past it the validation throws
-// SchemaWorkExceeded. Inline code between two calls is bounded by the schema's size, so the count bounds the
-// whole. A count, not a clock: the same arguments pass or fail on any machine.
-import { WorkBudget } from './work-budget.js';
+// The work of the compiled code itself is counted (schema-work.ts): each validation runs under SCHEMA_WORK_LIMIT
+// steps, and uniqueItems spends the length of the canonical texts it compares.
 import type { Ajv as AjvType } from 'ajv';
 import type { Draft } from './manifest.js';
 import { ajvRegExp, linearFormats, loadRE2 } from './linear-regexp.js';
+import { countingHelpers, instrument, spendSchemaWork, TEXT_STEPS } from './schema-work.js';
 
 export { draftOf, type Draft } from './manifest.js';
 
 /** Options every argument validator uses (also part of the validator cache's key). */
 export const AJV_OPTIONS = { allErrors: true, useDefaults: true, strictSchema: 'log', strictTypes: false, strictTuples: false, strictRequired: false, allowMatchingProperties: true } as const;
-
-/** Steps one validation may spend in Ajv's compiled code: one per call of a compiled schema function, one
- *  per error copied from a callee (valid arguments with 200,000 nodes under a recursive schema spend about one
- *  step per node). */
-export const SCHEMA_WORK_LIMIT = 2 ** 18;
-
-export class SchemaWorkExceeded extends Error {}
-
-const schemaWork = new WorkBudget(SCHEMA_WORK_LIMIT, () => new SchemaWorkExceeded(`validating them against the schema needs more than ${SCHEMA_WORK_LIMIT} steps (calls of its ` +
-      'subschemas and errors collected): a recursive anyOf/oneOf makes this grow exponentially with how deep the arguments nest'));
-
-/** Run `f` (one validation) with a fresh schema-work budget; nested calls share the outer one. Outside a
- *  validation (Ajv checking a schema against its meta-schema at load) nothing is counted: that work is bounded
- *  by the schema's size. */
-export const withSchemaBudget = <T>(f: () => T): T => schemaWork.run(f);
-const spendSchemaWork = (steps: number): void => schemaWork.spend(steps);
-
-// The head of every function Ajv generates (its destructured validation context, with `dynamicAnchors` in
-// drafts 2019-09 and 2020-12). Ajv writes string constants with JSON.stringify, so a schema's own text can
-// never contain this (its `"` would be escaped).
-const FUNCTION_HEAD = /function \w+\(data, \{instancePath="", parentData, parentDataProperty, rootData=data(?:, dynamicAnchors=\{\})?\}=\{\}\)\{/g;
-// Where a function appends a callee's errors to its own (Ajv's addErrorsFrom).
-const ERRORS_COPY = /vErrors\.concat\(([\w.]+)\)/g;
-
-/** Ajv's `code.process`: `source` (one compiled schema function and its scope) with each function spending a
- *  step on entry and a step per error copied. Throws when no function head is found (an Ajv whose code kiln
- *  does not know): a validator is never left uncounted. */
-export function instrument(source: string): string {
-  let heads = 0;
-  const out = source
-    .replace(FUNCTION_HEAD, (head) => (heads++, `${head}self.kilnWork(1);`))
-    .replace(ERRORS_COPY, (_, errors: string) => `vErrors.concat(self.kilnErrors(${errors}))`);
-  if (!heads) throw new Error('kiln cannot count the work of the validator Ajv generated (unknown function head)');
-  return out;
-}
 
 /** A fresh Ajv for `draft`; schema warnings (unknown keywords, ...) go to `warn`. */
 export async function makeAjv(draft: Draft, warn: (message: string) => void = () => {}, extra: Record<string, unknown> = {}): Promise<AjvType> {
@@ -69,8 +29,7 @@ export async function makeAjv(draft: Draft, warn: (message: string) => void = ()
   await loadRE2();
   const code = { regExp: ajvRegExp, ...(extra.code as object | undefined), process: instrument };
   const ajv = new (Ajv as unknown as new (o: object) => AjvType)({ ...AJV_OPTIONS, ...extra, code, logger: { log: () => {}, warn, error: warn } });
-  // what instrument()'s code calls (`self` in Ajv's generated code is this instance)
-  Object.assign(ajv, { kilnWork: spendSchemaWork, kilnErrors: (errors: unknown[]) => (spendSchemaWork(errors.length), errors) });
+  Object.assign(ajv, countingHelpers(ajvRegExp)); // what instrument()'s code calls
   const formats = await import('ajv-formats');
   (formats.default as unknown as (a: AjvType) => void)(ajv);
   const { fullFormats } = (await import('ajv-formats/dist/formats.js')) as unknown as { fullFormats: Record<string, unknown> };
@@ -89,6 +48,7 @@ function uniqueItems(this: unknown, on: boolean, data: unknown[]): boolean {
   const seen = new Map<string, number>();
   for (let j = 0; j < data.length; j++) {
     const text = canonical(data[j]);
+    spendSchemaWork(text.length * TEXT_STEPS);
     const i = seen.get(text);
     if (i !== undefined) {
       self.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: { i, j } }];

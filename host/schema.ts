@@ -10,8 +10,8 @@
 //  - Validation fills in the schema's defaults: the arguments a handler gets are the validated object.
 //  - Validation runs inline, under no clock, bounded by work: patterns and formats match with RE2 and
 //    uniqueItems hashes (schema-ajv.ts); pattern matching is bounded per validation (PATTERN_WORK_LIMIT in
-//    linear-regexp.ts), and so are the calls of the schema's compiled functions and the errors they collect
-//    (SCHEMA_WORK_LIMIT in schema-ajv.ts: a recursive anyOf/oneOf is exponential in the arguments' nesting).
+//    linear-regexp.ts), and so is the work of the compiled code itself (SCHEMA_WORK_LIMIT in schema-work.ts:
+//    a schema's inline checks per item visited, helpers by the size of what they read, errors collected).
 //    The same arguments pass or fail on any machine, busy or not; arguments past a bound are refused at once.
 //    A pattern RE2 cannot run fails the tool at load, naming the tool and the pattern; an extension's patterns
 //    (inputs and outputs) compile to at most PATTERN_PROGRAM_LIMIT RE2 instructions (ExtensionAjv.patterns).
@@ -25,7 +25,8 @@ import { InvalidArgumentsError } from './errors.js';
 import { PatternWorkExceeded, programBudget, withPatternBudget, withProgramBudget, type ProgramBudget } from './linear-regexp.js';
 import { cacheDir } from './paths.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
-import { AJV_OPTIONS, draftOf, makeAjv, SchemaWorkExceeded, withSchemaBudget, type Draft } from './schema-ajv.js';
+import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './schema-ajv.js';
+import { countingHelpers, instrument, SchemaWorkExceeded, withSchemaBudget } from './schema-work.js';
 
 /** Arguments that fail: why, or undefined. */
 export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
@@ -69,6 +70,19 @@ export function usesPatterns(schema: unknown): boolean {
   return JSON.stringify(schema ?? null).includes('"pattern');
 }
 
+/** How many of a refusal's errors its text quotes, and how much of each error's path. */
+const ERRORS_QUOTED = 20;
+const PATH_QUOTED = 200;
+
+/** Why `errors` (Ajv's) refuse the value named `dataVar`: the first ERRORS_QUOTED, as ajv's errorsText writes
+ *  them, each path cut to PATH_QUOTED characters (a property name may be megabytes long). */
+export function errorsText(errors: { instancePath: string; message?: string }[] | null | undefined, dataVar: string): string {
+  if (!errors?.length) return 'No errors';
+  const path = (p: string) => (p.length > PATH_QUOTED ? `${p.slice(0, PATH_QUOTED)}…` : p);
+  const more = errors.length > ERRORS_QUOTED ? `, and ${errors.length - ERRORS_QUOTED} more` : '';
+  return errors.slice(0, ERRORS_QUOTED).map((e) => `${dataVar}${path(e.instancePath)} ${e.message}`).join(', ') + more;
+}
+
 /** Run a compiled validator under the pattern-work and schema-work bounds; `undefined` when valid, else why not. */
 function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: unknown, text: (errors: any) => string): string | undefined {
   return withSchemaBudget(() => withPatternBudget(() => (validate(value) ? undefined : text(validate.errors))));
@@ -77,6 +91,19 @@ function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: 
 /** Whether `e` is a validation past one of its work bounds. */
 function overBudget(e: unknown): e is Error {
   return e instanceof PatternWorkExceeded || e instanceof SchemaWorkExceeded;
+}
+
+/** `validate` run on a tool's arguments under the work bounds: why they fail, or undefined; arguments past a
+ *  bound are refused with InvalidArgumentsError, naming the bound. */
+function deciding(tool: ToolManifest, validate: ((v: unknown) => boolean) & { errors?: unknown }, text: (errors: any) => string): (args: unknown) => string | undefined {
+  return (args) => {
+    try {
+      return run(validate, args, text);
+    } catch (e) {
+      if (overBudget(e)) throw new InvalidArgumentsError(`the arguments of tool "${tool.name}" were refused: ${e.message}`);
+      throw e;
+    }
+  };
 }
 
 /** A checker for a tool's arguments. Throws ManifestError for an invalid schema, or for a pattern RE2 cannot
@@ -97,7 +124,7 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
   } catch (e: any) {
     throw new ManifestError(`tool "${tool.name}": inputSchema cannot be compiled: ${e.message}`);
   }
-  const text = (errors: any) => a.errorsText(errors, { dataVar: 'args' });
+  const text = (errors: any) => errorsText(errors, 'args');
   // The explaining validator, compiled on the first refusal (the schema's patterns already fit the
   // extension's program budget once, so a budget of its own holds them again).
   let explaining: Promise<ReturnType<AjvType['compile']> | undefined> | undefined;
@@ -112,14 +139,9 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
       throw e;
     }
   };
+  const decide = deciding(tool, validate, text);
   return async (args) => {
-    let why: string | undefined;
-    try {
-      why = run(validate, args, text);
-    } catch (e) {
-      if (overBudget(e)) throw new InvalidArgumentsError(`the arguments of tool "${tool.name}" were refused: ${e.message}`);
-      throw e;
-    }
+    const why = decide(args);
     return why === undefined ? undefined : ((await everyError(args)) ?? why);
   };
 }
@@ -139,7 +161,7 @@ export async function resultValidator(tool: ToolManifest, patterns: ProgramBudge
   }
   return (value) => {
     try {
-      return run(validate, value, (errors) => a.errorsText(errors, { dataVar: 'result' }));
+      return run(validate, value, (errors) => errorsText(errors, 'result'));
     } catch (e) {
       if (overBudget(e)) return e.message;
       throw e;
@@ -150,12 +172,6 @@ export async function resultValidator(tool: ToolManifest, patterns: ProgramBudge
 const load = createRequire(import.meta.url);
 /** Where compiled validators are kept between processes (ajv's standalone code, one file per schema). */
 export const VALIDATOR_CACHE = join(cacheDir(), 'validators');
-
-/** ajv's errorsText(errors, { dataVar: 'args' }), without an Ajv instance. */
-function errorsText(errors: { instancePath: string; message?: string }[] | null | undefined): string {
-  if (!errors?.length) return 'No errors';
-  return errors.map((e) => `args${e.instancePath} ${e.message}`).join(', ');
-}
 
 /**
  * A tool's validator for a one-shot process: ajv's standalone code for its schema, from VALIDATOR_CACHE, made
@@ -197,6 +213,9 @@ export async function cachedValidator(tool: ToolManifest): Promise<Validator | u
       return argsValidator(tool);
     }
   }
-  const validate = load(file) as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
-  return (args) => (validate(args) ? undefined : errorsText(validate.errors));
+  // Ajv's code as it wrote it, counted as the server's is (schema-work.ts)
+  const module = { exports: {} as unknown };
+  new Function('self', 'require', 'module', 'exports', instrument(readFileSync(file, 'utf8')))(countingHelpers(undefined), load, module, module.exports);
+  const validate = module.exports as ((args: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+  return deciding(tool, validate, (errors) => errorsText(errors, 'args'));
 }

@@ -4,6 +4,8 @@
 // that work otherwise, e.g. by a schema's size).
 export class WorkBudget {
   private left: number | undefined;
+  /** What the last finished run spent (how tests and the bench see the count). */
+  lastSpent = 0;
 
   constructor(readonly limit: number, private readonly exceeded: () => Error) {}
 
@@ -13,6 +15,7 @@ export class WorkBudget {
     try {
       return f();
     } finally {
+      this.lastSpent = this.limit - this.left;
       this.left = undefined;
     }
   }

@@ -1,7 +1,7 @@
 // Attacks through argument validation: schemas whose checks are catastrophically slow on crafted arguments
 // (a backtracking `pattern`, `uniqueItems` over many objects), triggered by a client or by the extension
 // itself through plugins[...]; recursive anyOf/oneOf schemas whose work doubles with each level of nesting
-// (counted in steps and refused past SCHEMA_WORK_LIMIT, schema-ajv.ts); and `$id`s that collide between
+// (counted in steps and refused past SCHEMA_WORK_LIMIT, schema-work.ts); and `$id`s that collide between
 // extensions. Patterns match on RE2 and uniqueItems hashes (schema-ajv.ts), so each such call is decided at
 // once, by the arguments, and the other sessions keep answering.
 import assert from 'node:assert/strict';
@@ -129,3 +129,49 @@ attack('schema-oneof-honest-deep', 'an honest recursive oneOf (number, pair, lis
   assert.equal(bad.isError, true, bad.text);
   assert.match(bad.text, /args\/tree must be number/);
 });
+
+// Schemas whose checks are inline (no `$ref`: one compiled function) but run once per item or property of the
+// arguments, or call helpers whose cost grows with the value they look at. Each validation is counted in
+// steps (bytes of validator code run, characters and properties looked at, errors collected) and refused
+// past SCHEMA_WORK_LIMIT (schema-work.ts), the same on any machine; the handler never runs, and the other
+// session is answered.
+const wide = (n, leaf) => ({ allOf: Array.from({ length: n / 1000 }, () => ({ allOf: Array.from({ length: 1000 }, () => leaf) })) });
+const anyOf = (leaf) => ({ anyOf: Array.from({ length: 1000 }, () => leaf) });
+const tool = (name, properties) =>
+  `defineTool({ name: '${name}', exposeAsTool: true, inputSchema: ${JSON.stringify({ type: 'object', properties })}, handler: () => 'handler ran' });`;
+const WIDE = [
+  tool('wide.items', { x: { type: 'array', items: wide(4000, { minimum: -1 }) } }),
+  tool('wide.length', { s: wide(1000, { maxLength: 1e9 }) }),
+  tool('wide.keys', { o: anyOf({ minProperties: 1e9 }) }),
+  tool('wide.closed', { o: anyOf({ additionalProperties: false }) }),
+  tool('wide.const', { o: anyOf({ const: { a: 1 } }) }),
+  tool('wide.contains', { x: { type: 'array', contains: { type: 'string' } } }),
+].join('\n');
+const LONG = { timeout: 10 * 60_000 };
+const manyKeys = () => Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 0]));
+
+async function refusedByWork(client, tool, args) {
+  const r = await otherAnswers(client, () => call(client, tool, args, undefined, LONG));
+  assert.equal(r.isError, true, r.text);
+  assert.match(r.text, new RegExp(`the arguments of tool "${tool.replace('.', '\\.')}" were refused: validating them against the schema needs more than \\d+ steps`));
+  assert.doesNotMatch(r.text, /handler ran/, 'the handler never ran');
+}
+
+attack('schema-inline-items', '4,000 inline checks (no $ref) run on each of 200,000 array items', async (t) => {
+  const { client } = await serve(t, [sources(t, { 'wide.ts': WIDE, 'other.ts': OTHER })]);
+  await refusedByWork(client, 'wide.items', { x: new Array(200_000).fill(0) });
+  assert.equal((await call(client, 'wide.items', { x: [0, 1, 2] })).json, 'handler ran', 'the tool works on small arguments');
+}, { timeout: 600_000 });
+
+attack('schema-helpers-on-large-values', 'a thousand maxLength on a 2 MB string; a thousand minProperties, additionalProperties:false and object consts on 100,000 properties', async (t) => {
+  const { client } = await serve(t, [sources(t, { 'wide.ts': WIDE, 'other.ts': OTHER })]);
+  await refusedByWork(client, 'wide.length', { s: 'a'.repeat(2_000_000) });
+  for (const name of ['wide.keys', 'wide.closed', 'wide.const']) await refusedByWork(client, name, { o: manyKeys() });
+  assert.equal((await call(client, 'wide.length', { s: 'abc' })).json, 'handler ran', 'the tool works on small arguments');
+}, { timeout: 600_000 });
+
+attack('schema-contains-errors', 'contains over 2,000,000 items that all fail it (an error collected for each)', async (t) => {
+  const { client } = await serve(t, [sources(t, { 'wide.ts': WIDE, 'other.ts': OTHER })]);
+  await refusedByWork(client, 'wide.contains', { x: new Array(2_000_000).fill(0) });
+  assert.equal((await call(client, 'wide.contains', { x: [0, 'a'] })).json, 'handler ran');
+}, { timeout: 600_000 });

@@ -12,6 +12,7 @@ defineTool({ name: 'st.any', exposeAsTool: true, inputSchema: { type: 'object', 
 defineTool({ name: 'st.props', exposeAsTool: true, inputSchema: { type: 'object', patternProperties: { '^(x+x+)+y$': { type: 'number' } } }, handler: () => 'ran' });
 defineTool({ name: 'st.unique', exposeAsTool: true, inputSchema: { type: 'object', properties: { xs: { type: 'array', uniqueItems: true } } }, handler: ({ args }: any) => 'ran:' + args.xs.length });
 defineTool({ name: 'st.url', exposeAsTool: true, inputSchema: { type: 'object', properties: { u: { type: 'string', format: 'url' } } }, handler: () => 'ran' });
+defineTool({ name: 'st.union', exposeAsTool: true, inputSchema: { type: 'object', properties: { xs: { type: 'array', items: { oneOf: ['a', 'b', 'c', 'd', 'e'].map((k) => ({ type: 'object', properties: { kind: { const: k }, v: { type: 'number' }, note: { type: 'string', maxLength: 200 } }, required: ['kind', 'v'], additionalProperties: false })) } }, o: { type: 'object', minProperties: 1, additionalProperties: { type: 'integer' } }, s: { type: 'string', maxLength: 8000000 } } }, handler: ({ args }: any) => 'ran:' + (args.xs?.length ?? 0) + ':' + Object.keys(args.o ?? {}).length + ':' + (args.s?.length ?? 0) });
 defineTool({ name: 'st.big', exposeAsTool: true, inputSchema: { type: 'object', properties: { xs: { type: 'array', items: { type: 'string', pattern: '^(?:[a-z]{1,40}[0-9]{0,40}){1,20}$' } } } }, handler: () => 'ran' });
 `;
 const OTHER = `defineTool({ name: 'other.ping', exposeAsTool: true, handler: () => 'pong' });`;
@@ -48,6 +49,20 @@ attack('steady-unique-items-linear', 'uniqueItems over 60,000 distinct objects i
   assert.match(dup.text, /must NOT have duplicate items \(items ## 2 and 0 are identical\)/);
   assert.doesNotMatch(dup.text, /^ran/);
 });
+
+attack('steady-large-valid-arguments', 'valid arguments of megabytes are accepted under the step count: 60,000 items of a five-way oneOf (2 MB), 100,000 properties, a 3 MB string', async (t) => {
+  const { client } = await servers(t);
+  const xs = Array.from({ length: 60_000 }, (_, i) => ({ kind: 'abcde'[i % 5], v: i, note: 'n'.repeat(i % 7) }));
+  const LONG = { timeout: 10 * 60_000 };
+  const r = await call(client, 'st.union', { xs }, undefined, LONG);
+  assert.equal(r.json, 'ran:60000:0:0', r.text);
+  const o = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
+  assert.equal((await call(client, 'st.union', { o }, undefined, LONG)).json, 'ran:0:100000:0');
+  assert.equal((await call(client, 'st.union', { s: 'é'.repeat(3_000_000) }, undefined, LONG)).json, 'ran:0:0:3000000');
+  const bad = await call(client, 'st.union', { xs: [...xs.slice(0, 59_999), { kind: 'f', v: 1 }] }, undefined, LONG);
+  assert.equal(bad.isError, true);
+  assert.match(bad.text, /args\/xs\/59999 must match exactly one schema in oneOf/, "a refusal of large arguments is still explained");
+}, { timeout: 600_000 });
 
 attack('steady-format-url-quadratic', 'a 400,000-character url that is quadratic for the native url expression is refused at once, as not a url', async (t) => {
   const { client } = await servers(t);

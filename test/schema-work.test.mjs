@@ -1,0 +1,106 @@
+// The work of argument validation is counted in the code Ajv generates (host/schema-work.ts): the counted
+// validator decides exactly as Ajv's own code does, on chosen and on random values, including schemas whose
+// strings look like the code the counting rewrites; the count is the same on every run, grows with the
+// arguments (a loop is counted per iteration, a helper by the size of what it reads), and code kiln cannot
+// parse is refused rather than run uncounted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv } from 'ajv';
+import { AJV_OPTIONS, makeAjv } from '../dist/host/schema-ajv.js';
+import { argsValidator, cachedValidator } from '../dist/host/schema.js';
+import { instrument, lastSchemaWork, SCHEMA_WORK_LIMIT, withSchemaBudget } from '../dist/host/schema-work.js';
+
+// Strings that look like what instrument() finds and rewrites, in every place a schema puts a string.
+const CODE_LIKE = ['for(const k in data){', '}', '{', 'errors++;', 'Object.keys(data).length', 'vErrors.concat(x)', '/*', '*/', '"', "'", '`', '\\', 'x.replace(/~/g, "~0").replace(/\\//g, "~1")', 'const func0 = scope.func[0];', 'function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){'];
+
+const SCHEMAS = [
+  { type: 'object', properties: Object.fromEntries(CODE_LIKE.map((k, i) => [k, { type: 'string', maxLength: 3 + i, description: k }])), required: [CODE_LIKE[0]], additionalProperties: { type: 'integer' } },
+  { type: 'array', items: { enum: [...CODE_LIKE, { [CODE_LIKE[0]]: CODE_LIKE[3] }, [1, '}']] }, minItems: 1, maxItems: 5 },
+  { type: 'object', properties: { c: { const: { [CODE_LIKE[1]]: [CODE_LIKE[2], { a: CODE_LIKE[4] }] } } }, minProperties: 1, maxProperties: 3 },
+  { anyOf: [{ type: 'array', contains: { const: '}' }, minContains: 2 }, { type: 'object', propertyNames: { maxLength: 4 } }, { type: 'string', minLength: 2 }] },
+  { type: 'object', additionalProperties: { oneOf: [{ type: 'number' }, { type: 'array', items: { type: 'string' } }, { type: 'object', required: ['}'] }] } },
+  { $ref: '#/$defs/T', $defs: { T: { anyOf: [{ type: 'number' }, { type: 'array', items: { $ref: '#/$defs/T' } }, { type: 'object', additionalProperties: { $ref: '#/$defs/T' } }] } } },
+  { type: 'object', dependentRequired: { '{': ['}'] }, if: { required: ['a'] }, then: { properties: { b: { type: 'string' } } }, else: { not: { required: ['b'] } }, unevaluatedProperties: { type: 'boolean' }, properties: { a: {}, b: {}, '{': {}, '}': {} } },
+];
+
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, fc.constantFrom(...CODE_LIKE), fc.string({ maxLength: 6 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.oneof(fc.constantFrom(...CODE_LIKE, 'a', 'b', 'c'), fc.string({ maxLength: 3 })), tie('value'), { maxKeys: 4 })),
+})).value.map((v) => JSON.parse(JSON.stringify(v))); // values as JSON.parse makes them (plain prototypes, no -0)
+
+/** What a validation decided: valid, or where and by which keyword it failed. */
+const outcome = (validate, value) => {
+  const copy = structuredClone(value);
+  const ok = validate(copy);
+  return { ok, errors: ok ? [] : validate.errors.map((e) => `${e.instancePath} ${e.keyword} ${e.message}`), value: copy };
+};
+
+for (const allErrors of [false, true]) {
+  test(`counted validators decide as Ajv's own code does, value for value (allErrors: ${allErrors})`, async () => {
+    const kiln = await makeAjv('2020-12', () => {}, { allErrors });
+    const plain = new Ajv2020({ ...AJV_OPTIONS, allErrors, logger: false });
+    let compared = 0;
+    for (const schema of SCHEMAS) {
+      const counted = kiln.compile(schema);
+      const reference = plain.compile(schema);
+      assert.match(String(counted), /self\.kilnWork\(\d+\)/, 'the validator kiln runs is the counted one');
+      fc.assert(fc.property(json, (value) => {
+        assert.deepEqual(withSchemaBudget(() => outcome(counted, value)), outcome(reference, value), JSON.stringify({ schema, value }));
+        compared++;
+      }), { numRuns: 300 });
+    }
+    assert.equal(compared, SCHEMAS.length * 300);
+  });
+}
+
+test('deep equality (const, enum) is JSON equality, as Ajv\'s', async () => {
+  const kiln = await makeAjv('draft-07');
+  const plain = new Ajv({ ...AJV_OPTIONS, logger: false });
+  fc.assert(fc.property(json, json, (a, b) => {
+    for (const schema of [{ const: a }, { enum: [1, a] }]) {
+      assert.equal(withSchemaBudget(() => kiln.validate(schema, b)), plain.validate(schema, b));
+      assert.equal(withSchemaBudget(() => kiln.validate(schema, structuredClone(a))), true);
+    }
+  }), { numRuns: 500 });
+});
+
+test('the count is the same on every run and grows with the arguments: per loop iteration, per character read', async () => {
+  const items = await argsValidator({ name: 't', inputSchema: { type: 'object', properties: { xs: { type: 'array', items: { allOf: [{ minimum: 0 }, { maximum: 9 }] } } } } });
+  const steps = async (args) => {
+    assert.equal(await items(args), undefined);
+    return lastSchemaWork();
+  };
+  const s100 = await steps({ xs: new Array(100).fill(1) });
+  assert.equal(await steps({ xs: new Array(100).fill(1) }), s100, 'the same arguments, the same count');
+  const s200 = await steps({ xs: new Array(200).fill(1) });
+  const perItem = (s200 - s100) / 100;
+  assert.ok(perItem > 20, `each item's checks are counted (${perItem} steps an item)`);
+  assert.equal(await steps({ xs: new Array(300).fill(1) }) - s200, s200 - s100, 'linear in the items');
+
+  const strings = await argsValidator({ name: 't', inputSchema: { type: 'object', properties: { s: { type: 'string', maxLength: 1e9 } } } });
+  await strings({ s: 'a' });
+  const short = lastSchemaWork();
+  await strings({ s: 'a'.repeat(100_001) });
+  assert.equal(lastSchemaWork() - short, 100_000 * 8, 'maxLength reads the string: 8 steps a character');
+});
+
+test('past the limit the arguments are refused, the same arguments every time; the one-shot validator counts too', async () => {
+  const inputSchema = { type: 'object', properties: { xs: { type: 'array', items: { allOf: Array.from({ length: 200 }, () => ({ minimum: -1 })) } } } };
+  const args = { xs: new Array(400_000).fill(0) };
+  for (const validate of [await argsValidator({ name: 'wide', inputSchema }), await cachedValidator({ name: 'wide', inputSchema })]) {
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(async () => validate(args), (e) => e.name === 'InvalidArgumentsError' && e.message.includes(`needs more than ${SCHEMA_WORK_LIMIT} steps`) && e.message.includes('tool "wide"'));
+    }
+    assert.equal(await validate({ xs: [1, 2, 3] }), undefined, 'small arguments pass');
+  }
+});
+
+test('code kiln cannot parse is refused, never run uncounted', () => {
+  assert.throws(() => instrument('return function f(x){return x}'), /unknown function head/);
+  const head = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){';
+  assert.throws(() => instrument(`return ${head}if(x){`), /unbalanced brace/);
+  assert.throws(() => instrument(`return ${head}for(const a of b){};}`), /the loop/);
+  assert.throws(() => instrument(`return ${head}"unterminated;}`), /unterminated string/);
+  assert.match(instrument(`return ${head}const s = "}{for(x){";for(let i=0; i<n; i++){a();}}`), /^return function validate1\(.*?\)\{self\.kilnWork\(\d+\);const s = "\}\{for\(x\)\{";for\(let i=0; i<n; i\+\+\)\{self\.kilnWork\(6\);a\(\);\}\}$/);
+});
