@@ -18,7 +18,6 @@
 // validation throws SchemaWorkExceeded. Code kiln cannot parse (an Ajv whose output it does not know) throws
 // at compile: a validator is never left uncounted. Outside a validation (Ajv checking a schema against its
 // meta-schema at load) nothing is counted: that work is bounded by the schema's size (manifest.ts).
-import { createRequire } from 'node:module';
 import { WorkBudget } from './work-budget.js';
 
 /** Steps one validation may spend (see above): about a second of the server's thread at worst. Valid
@@ -52,9 +51,10 @@ export const lastSchemaWork = (): number => budget.lastSpent;
  *  dictionary, sorted on listing) in up to ~230. */
 const keySteps = (n: number): number => n * Math.min(KEY_STEPS, 8 + (n >> 3));
 
-const require = createRequire(import.meta.url);
-const ucs2length = (require('ajv/dist/runtime/ucs2length') as { default: (s: string) => number }).default;
-const ajvEqual = (require('ajv/dist/runtime/equal') as { default: unknown }).default;
+// Ajv's run-time helpers, known by the code Ajv writes to load them (`code`, set on each by Ajv): kiln run's
+// cached validators load Ajv's helpers only when their schema uses them.
+const UCS2LENGTH = 'require("ajv/dist/runtime/ucs2length").default';
+const EQUAL = 'require("ajv/dist/runtime/equal").default';
 
 /** `a` and `b` equal as JSON values (what Ajv's `const` and `enum` ask), spending a step per property and
  *  array item looked at. */
@@ -77,14 +77,13 @@ function countedEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-const countedLength = (s: string): number => (spendSchemaWork(s.length * CHAR_STEPS), ucs2length(s));
-
 /** What instrumented code calls as `self.kiln…` (`self` in Ajv's generated code is the Ajv instance). `regExp`:
  *  the pattern constructor given to Ajv (counted by its own budget). */
 export function countingHelpers(regExp: unknown): Record<string, unknown> {
   const func = (f: unknown): unknown => {
-    if (f === ucs2length) return countedLength;
-    if (f === ajvEqual) return countedEqual;
+    const code = String((f as { code?: unknown })?.code);
+    if (code === UCS2LENGTH) return (s: string): number => (spendSchemaWork(s.length * CHAR_STEPS), (f as (s: string) => number)(s));
+    if (code === EQUAL) return countedEqual;
     if (f === regExp || f === Object.prototype.hasOwnProperty) return f; // counted by its own budget; O(1)
     throw new Error('kiln cannot count the work of a helper the validator Ajv generated uses');
   };

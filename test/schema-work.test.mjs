@@ -58,9 +58,9 @@ test('deep equality (const, enum) is JSON equality, as Ajv\'s', async () => {
   const kiln = await makeAjv('draft-07');
   const plain = new Ajv({ ...AJV_OPTIONS, logger: false });
   fc.assert(fc.property(json, json, (a, b) => {
-    for (const schema of [{ const: a }, { enum: [1, a] }]) {
+    for (const schema of [{ const: a }, { enum: [a] }, { items: { const: a } }]) {
       assert.equal(withSchemaBudget(() => kiln.validate(schema, b)), plain.validate(schema, b));
-      assert.equal(withSchemaBudget(() => kiln.validate(schema, structuredClone(a))), true);
+      if (!schema.items) assert.equal(withSchemaBudget(() => kiln.validate(schema, structuredClone(a))), true);
     }
   }), { numRuns: 500 });
 });
