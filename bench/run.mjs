@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { openArtifact } from '../dist/host/artifact.js';
+import { openArtifact } from '../dist/host/extensions/artifact.js';
 import { Engine } from '../dist/host/engine/engine.js';
 import { GuestInstance } from '../dist/host/engine/instance.js';
 

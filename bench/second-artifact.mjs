@@ -2,7 +2,7 @@
 // is compiled and its interpreter warm), then the clock runs from opening the second artifact's file to
 // its first result, in a warm server (spare instance ready). Prints milliseconds as JSON. Usage: second-artifact.mjs <first.wasm> <second.wasm>
 import { readFileSync } from 'node:fs';
-import { openArtifact } from '../dist/host/artifact.js';
+import { openArtifact } from '../dist/host/extensions/artifact.js';
 import { Engine } from '../dist/host/engine/engine.js';
 import { GuestInstance } from '../dist/host/engine/instance.js';
 

@@ -3,17 +3,17 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
-import { readManifest } from './artifact.js';
+import { readManifest } from './extensions/artifact.js';
 import { Engine, sha256 } from './engine/engine.js';
 import { KilnError } from './errors.js';
 import { repoRoot } from './paths.js';
-import { discover } from './discovery.js';
+import { discover } from './extensions/discovery.js';
 import { GUEST_WRITES, GuestWrites } from './build/guest-writes.js';
-import { Registry } from './registry.js';
-import type { KilnConfig } from './config.js';
+import { Registry } from './extensions/registry.js';
+import type { KilnConfig } from './config/config.js';
 import type { WatchOptions } from './mcp/server.js';
-import { defaultConfig } from './config-file.js';
-import { guestLog, printableLine, writeStderr } from './terminal.js';
+import { defaultConfig } from './config/config-file.js';
+import { guestLog, printableLine, writeStderr } from './untrusted/terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
 export const ONE_SHOT_TIERING_BUDGET = 1_000_000_000;
@@ -65,7 +65,7 @@ function commandHelp(cmd: string): string | undefined {
 }
 
 /** A message on stderr; untrusted parts (file names, tool names, messages from a build) cannot deceive the
- *  reader, nor print a line of their own (terminal.ts `stderrText`). */
+ *  reader, nor print a line of their own (untrusted/terminal.ts `stderrText`). */
 const err = writeStderr;
 
 async function build(argv: string[]): Promise<number> {
@@ -124,9 +124,9 @@ async function inspect(argv: string[]): Promise<number> {
   const file = positionals[0];
   const bytes = readFileSync(file);
   const manifest = readManifest(file, bytes);
-  // --config: what the operator's grants make of each tool's declaration (grants.ts), for this very file.
-  const policy = values.config ? (await import('./config.js')).readConfig(resolve(values.config)).policy : undefined;
-  const { authority } = await import('./grants.js');
+  // --config: what the operator's grants make of each tool's declaration (policy/grants.ts), for this very file.
+  const policy = values.config ? (await import('./config/config.js')).readConfig(resolve(values.config)).policy : undefined;
+  const { authority } = await import('./policy/authority.js');
   const identity = { file: resolve(file), sha256: sha256(bytes) };
   const authorityOf = (t: (typeof manifest.tools)[number]) => (policy ? authority(t.allow, identity, policy) : undefined);
   const engine = await Engine.load().catch(() => undefined);
@@ -136,7 +136,7 @@ async function inspect(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest, tools }, null, 2) + '\n');
     return 0;
   }
-  // Everything below comes from the artifact: each field is printed on its own line, escaped (terminal.ts).
+  // Everything below comes from the artifact: each field is printed on its own line, escaped (untrusted/terminal.ts).
   const lines = [
     `artifact  ${file}`,
     `sha256    ${sha256(bytes)}`,
@@ -188,7 +188,7 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
   let config;
   const file = configFile ? resolve(configFile) : paths.length === 0 ? defaultConfig(process.cwd()) : undefined;
   if (file) {
-    const { readConfig } = await import('./config.js'); // the TOML/YAML parsers load only when there is a config
+    const { readConfig } = await import('./config/config.js'); // the TOML/YAML parsers load only when there is a config
     config = readConfig(file);
     onConfig?.(config, file);
     paths = [...paths, ...config.extensions];
@@ -216,8 +216,8 @@ async function run(argv: string[]): Promise<number> {
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
   const registry = await loadRegistry(paths, values.config, false, true);
-  const { Sessions } = await import('./sessions.js');
-  const { ScriptRunner, SCRIPT_CACHE } = await import('./scripts.js');
+  const { Sessions } = await import('./sessions/sessions.js');
+  const { ScriptRunner, SCRIPT_CACHE } = await import('./sessions/scripts.js');
   // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
   // worker thread is started.
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };
@@ -251,7 +251,7 @@ async function mcp(argv: string[]): Promise<number> {
     (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
   // A server that may run commands says at start when it cannot isolate them (processes.ts).
   if (registry.policy.commands.enabled && registry.extensions.some((e) => e.artifact.manifest.tools.some((t) => Object.keys(t.allow.commands).length > 0))) {
-    (await import('./capabilities/processes.js')).checkCommandSupport();
+    (await import('./capabilities/commands/processes.js')).checkCommandSupport();
   }
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds build/kiln-reaper (host/capabilities/reaper.c), the process reaper every command runs under, for the
+# Builds build/kiln-reaper (host/capabilities/commands/reaper.c), the process reaper every command runs under, for the
 # machine's platform: a static binary (no shared library to match on the user's machine) built reproducibly
 # (no build id, no source path), so the same source gives the same bytes. `npm pack` ships it for linux-x64;
 # elsewhere kiln runs commands without it and says so at start (docs/security.md). Skipped while up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=host/capabilities/reaper.c
+src=host/capabilities/commands/reaper.c
 out=build/kiln-reaper
 if [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ]; then exit 0; fi
 mkdir -p build

@@ -30,7 +30,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ "$(cat node_modules/.kiln-lock.
 fi
 npx --no-install tsc -p tsconfig.json >&2
 node scripts/bundle-cli.mjs >&2 # the command line as a few chunks (bin/kiln.js prefers them when fresh)
-bash scripts/build-reaper.sh # the process reaper every command runs under (host/capabilities/reaper.c)
+bash scripts/build-reaper.sh # the process reaper every command runs under (host/capabilities/commands/reaper.c)
 node scripts/build-engine.mjs >&2
 # Python with wasmtime and wasm-tools, for the portability test (test/wasmtime.test.mjs).
 bash scripts/setup-python.sh

@@ -15,7 +15,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { call, kiln, kilnBin, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
-import { allowHint, decide, escaped, parseApprovals, pathMatches, question, QUESTION_MAX_CHARS, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/approvals.js';
+import { allowHint, decide, escaped, parseApprovals, pathMatches, question, QUESTION_MAX_CHARS, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/policy/approvals.js';
 
 // ---- decide(), pure ----------------------------------------------------------------------------------------
 

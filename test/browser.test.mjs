@@ -240,7 +240,7 @@ test("one session's context never sees another session's cookies", { timeout: 12
 });
 
 test('browserUrlAllowed: allow.net\'s grammar; other spellings, userinfo tricks and other schemes are judged by the real host', async () => {
-  const { browserUrlAllowed } = await import('../dist/host/capabilities/browser-policy.js');
+  const { browserUrlAllowed } = await import('../dist/host/capabilities/browser/policy.js');
   const entries = ['127.0.0.1:8080', '*.example.com'];
   for (const ok of ['http://127.0.0.1:8080/x', 'ws://127.0.0.1:8080/s', 'https://a.example.com/', 'https://A.EXAMPLE.COM./', 'https://example.com/', 'about:blank', 'data:text/html,hi']) {
     assert.equal(browserUrlAllowed(ok, entries), true, ok);

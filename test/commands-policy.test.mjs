@@ -1,8 +1,9 @@
-// The commands policy as pure functions (host/capabilities/commands.ts), called directly.
+// The commands policy as pure functions (host/capabilities/commands/commands.ts), called directly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkTemplate, commandGrant, grantedCommands, shellQuote, substitute } from '../dist/host/capabilities/commands.js';
-import { parseTools } from '../dist/host/manifest.js';
+import { commandGrant, grantedCommands, shellQuote, substitute } from '../dist/host/capabilities/commands/commands.js';
+import { checkTemplate } from '../dist/host/capabilities/commands/template.js';
+import { parseTools } from '../dist/host/extensions/manifest.js';
 
 const spec = (run, extra = {}) => ({ run, env: [], output: 'text', persistent: false, allowDash: [], ...extra });
 const allow = (commands) => ({ commands, net: [] });
@@ -45,7 +46,7 @@ test('grants: declared AND allowed by the operator; kinds do not mix', () => {
   assert.deepEqual(grantedCommands(a, x, on), ['one', 'dev']);
   assert.deepEqual(grantedCommands(a, x, on, grants({ '/nowhere/x.ts': { commands: ['dev', 'other'] } })), ['dev']);
   assert.deepEqual(grantedCommands(a, x, on, grants({ [`sha256:${'ab'.repeat(32)}`]: { commands: ['one'] } })), ['one']);
-  // a bare file name is not a key: keys are paths (resolved by config.ts) or sha256:<hex>
+  // a bare file name is not a key: keys are paths (resolved by config/config.ts) or sha256:<hex>
   assert.deepEqual(grantedCommands(a, x, on, grants({ 'x.ts': { commands: [] } })), ['one', 'dev']);
   // mode "declared": a grant that does not list commands does not narrow them; "granted": it takes them all
   assert.deepEqual(grantedCommands(a, x, on, grants({ '/nowhere/x.ts': { net: ['a.com'] } })), ['one', 'dev']);

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
-import { checkTemplate, substitute } from '../dist/host/capabilities/commands.js';
+import { substitute } from '../dist/host/capabilities/commands/commands.js';
+import { checkTemplate } from '../dist/host/capabilities/commands/template.js';
 
 const spec = (run, extra = {}) => ({ run, env: [], output: 'text', persistent: false, allowDash: [], ...extra });
 const dir = mkdtempSync(join(tmpdir(), 'kiln-prop-'));

@@ -1,8 +1,9 @@
-// Which templates kiln accepts (host/capabilities/command-template.ts), as a table, and the leading-dash rule
+// Which templates kiln accepts (host/capabilities/commands/template.ts), as a table, and the leading-dash rule
 // for whatever text ends up at the start of an argument or a shell word (commands.ts `substitute`).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkTemplate, substitute } from '../dist/host/capabilities/commands.js';
+import { substitute } from '../dist/host/capabilities/commands/commands.js';
+import { checkTemplate } from '../dist/host/capabilities/commands/template.js';
 
 const spec = (run, extra = {}) => ({ run, env: [], output: 'text', persistent: false, allowDash: [], ...extra });
 

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { authority, granted, intersectPatterns, intersectPrefixes, notGranted } from '../dist/host/grants.js';
-import { readConfig } from '../dist/host/config.js';
+import { granted, intersectPatterns, intersectPrefixes, notGranted } from '../dist/host/policy/grants.js';
+import { authority } from '../dist/host/policy/authority.js';
+import { readConfig } from '../dist/host/config/config.js';
 import { call, kiln, mcp, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
 

@@ -1,4 +1,4 @@
-// The guest's Intl is the host's ICU behind the `intl` WIT interface (host/intl.ts). The interface is pure, but
+// The guest's Intl is the host's ICU behind the `intl` WIT interface (host/engine/intl.ts). The interface is pure, but
 // its input is the guest's: every malformed request must fail with a TypeError and nothing else, the host's own
 // defaults (LANG, TZ) must not show through, a flood of distinct formatters must not grow the host, and no
 // input may cost the host quadratic time.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CACHE_ENTRIES, GUEST_BUDGET, IntlHost, MAX_ARGS_CHARS, segment } from '../dist/host/intl.js';
+import { CACHE_ENTRIES, GUEST_BUDGET, IntlHost, MAX_ARGS_CHARS, segment } from '../dist/host/engine/intl.js';
 
 const host = new IntlHost();
 const intlCall = (spec, op, args) => host.call(spec, op, args);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openArtifact } from '../dist/host/artifact.js';
+import { openArtifact } from '../dist/host/extensions/artifact.js';
 import { Builder } from '../dist/host/build/artifact.js';
 import { Engine } from '../dist/host/engine/engine.js';
 import { GuestInstance } from '../dist/host/engine/instance.js';

@@ -1,10 +1,10 @@
-// Schema patterns run on RE2 (host/linear-regexp.ts) with JavaScript's meaning (ECMA-262, `u` flag): each
+// Schema patterns run on RE2 (host/schema/linear-regexp.ts) with JavaScript's meaning (ECMA-262, `u` flag): each
 // pattern here matches exactly the strings `new RegExp(pattern, 'u')` matches, on chosen and on random
 // strings; what RE2 cannot run (lookaround, backreferences, oversized programs) is refused, never changed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { linearRegExp, loadRE2, PATTERN_PROGRAM_LIMIT, PATTERN_WORK_LIMIT, PatternWorkExceeded, toRE2, UnsupportedPattern, withPatternBudget } from '../dist/host/linear-regexp.js';
+import { linearRegExp, loadRE2, PATTERN_PROGRAM_LIMIT, PATTERN_WORK_LIMIT, PatternWorkExceeded, toRE2, UnsupportedPattern, withPatternBudget } from '../dist/host/schema/linear-regexp.js';
 
 await loadRE2();
 

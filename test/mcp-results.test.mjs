@@ -167,7 +167,7 @@ test('results and arguments nested past 1000 levels are refused with a clear err
 });
 
 test('json-depth: brackets inside strings do not count; the first level too deep is enough', async () => {
-  const { textNestsDeeper, valueNestsDeeper } = await import('../dist/host/json-depth.js');
+  const { textNestsDeeper, valueNestsDeeper } = await import('../dist/host/untrusted/json-depth.js');
   assert.equal(textNestsDeeper('[[1]]', 2), false);
   assert.equal(textNestsDeeper('[[[1]]]', 2), true);
   assert.equal(textNestsDeeper('["[[[[", {"a": "{{{{\\"}}]', 2), false);

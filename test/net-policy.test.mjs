@@ -1,7 +1,7 @@
-// The net policy as pure functions (host/capabilities/net.ts), called directly.
+// The net policy as pure functions (host/capabilities/net/net.ts), called directly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addressAllowed, checkUrl, DEFAULT_NET_POLICY, parsePattern } from '../dist/host/capabilities/net.js';
+import { addressAllowed, checkUrl, DEFAULT_NET_POLICY, parsePattern } from '../dist/host/capabilities/net/net.js';
 
 const P = DEFAULT_NET_POLICY;
 const ok = (url, net) => assert.doesNotThrow(() => checkUrl('t', url, net, P), `${url} should pass ${net}`);

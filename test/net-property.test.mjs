@@ -1,4 +1,4 @@
-// Property tests of the allow.net policy (host/capabilities/net.ts) against a small reference model written
+// Property tests of the allow.net policy (host/capabilities/net/net.ts) against a small reference model written
 // from the rules in docs/capabilities.md: hosts compare case-insensitively without a trailing dot, `*.x`
 // matches x and its subdomains, a port in the pattern must match, userinfo never matters, every spelling of
 // an IPv4 address is that address, and private ranges are decided on the numeric address.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { PermissionError } from '../dist/host/errors.js';
-import { addressAllowed, checkUrl, DEFAULT_NET_POLICY } from '../dist/host/capabilities/net.js';
+import { addressAllowed, checkUrl, DEFAULT_NET_POLICY } from '../dist/host/capabilities/net/net.js';
 
 const RUNS = 2000;
 const P = DEFAULT_NET_POLICY;

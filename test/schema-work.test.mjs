@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { Ajv } from 'ajv';
-import { AJV_OPTIONS, makeAjv } from '../dist/host/schema-ajv.js';
-import { argsValidator, cachedValidator } from '../dist/host/schema.js';
-import { instrument, lastSchemaWork, SCHEMA_WORK_LIMIT, withSchemaBudget } from '../dist/host/schema-work.js';
+import { AJV_OPTIONS, makeAjv } from '../dist/host/schema/ajv.js';
+import { argsValidator, cachedValidator } from '../dist/host/schema/validators.js';
+import { instrument, lastSchemaWork, SCHEMA_WORK_LIMIT, withSchemaBudget } from '../dist/host/schema/work.js';
 
 // Strings that look like what instrument() finds and rewrites, in every place a schema puts a string.
 const CODE_LIKE = ['for(const k in data){', '}', '{', 'errors++;', 'Object.keys(data).length', 'vErrors.concat(x)', '/*', '*/', '"', "'", '`', '\\', 'x.replace(/~/g, "~0").replace(/\\//g, "~1")', 'const func0 = scope.func[0];', 'function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){'];

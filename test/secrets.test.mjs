@@ -276,7 +276,7 @@ test('[secrets.*] is validated: every key, the hosts grammar, one {} in format, 
 });
 
 test('the rules, directly: https or loopback only, host and port matching, one header per name, no value in any message', async () => {
-  const { SecretStore, withSecrets, readSecrets } = await import('../dist/host/capabilities/secrets.js');
+  const { SecretStore, withSecrets, readSecrets } = await import('../dist/host/capabilities/secrets/secrets.js');
   const config = readSecrets({
     gh: { env: 'GH', hosts: ['api.example.com', '*.example.org', 'localhost:8080'], header: 'Authorization', format: 'Bearer {}' },
     two: { env: 'TWO', hosts: ['api.example.com'], header: 'authorization', format: '{}' },
@@ -304,7 +304,7 @@ test('the rules, directly: https or loopback only, host and port matching, one h
   assert.equal(why.includes('tok'), false);
   assert.match(bad.problem({ name: 't', allow: { secrets: ['two'] } }), /env = "TWO" is not set/);
   // guestEnv never passes a secret's variable, whatever lists it.
-  const { guestEnv, DEFAULT_POLICY } = await import('../dist/host/policy.js');
+  const { guestEnv, DEFAULT_POLICY } = await import('../dist/host/policy/policy.js');
   const ext = { identity: { file: '/x.ts', sha256: 'ab'.repeat(32) }, declared: ['GH', 'TZ'] };
   assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, ext, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
   // nor does a grant's pass-through (allowEnv) in any mode
@@ -314,7 +314,8 @@ test('the rules, directly: https or loopback only, host and port matching, one h
 });
 
 test('a secret is a grant: declared ∩ granted in every mode, with the line to add; its authority shows it', async () => {
-  const { grantedSecrets, authority, NotGrantedError } = await import('../dist/host/grants.js');
+  const { grantedSecrets, NotGrantedError } = await import('../dist/host/policy/grants.js');
+  const { authority } = await import('../dist/host/policy/authority.js');
   const ext = { file: '/w/tools/a.ts', sha256: 'ab'.repeat(32) };
   const tool = { name: 'a.get', allow: { secrets: ['github'] } };
   const grants = (mode, grant) => ({ mode, extensions: grant ? { '/w/tools/a.ts': grant } : {}, spelled: { '/w/tools/a.ts': 'tools/a.ts' }, file: '/w/kiln.toml' });

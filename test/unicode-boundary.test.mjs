@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseGuestJson } from '../dist/host/guest-json.js';
-import { LogLimiter } from '../dist/host/log-limiter.js';
+import { parseGuestJson } from '../dist/host/untrusted/guest-json.js';
+import { LogLimiter } from '../dist/host/untrusted/log-limiter.js';
 import { kiln, tempDir } from './helpers.mjs';
 
 const LONE = ['\uD800', '\uDBFF', '\uDC00', '\uDFFF', 'a\uD800', '\uDC00\uD800', '\uD83D\uD83D\uDE00', '\uD83D\uDE00\uDE00'];

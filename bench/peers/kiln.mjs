@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openArtifact } from '../../dist/host/artifact.js';
+import { openArtifact } from '../../dist/host/extensions/artifact.js';
 import { Builder } from '../../dist/host/build/artifact.js';
 import { Engine } from '../../dist/host/engine/engine.js';
 import { GuestInstance } from '../../dist/host/engine/instance.js';

@@ -1,6 +1,6 @@
 // ctx.fs: the workspace's files (allow.fs), shaped like node:fs/promises. Each method is one operation of the
 // WIT's `fs` interface, made for the handler's own invocation: the host checks the path against that tool's
-// allow.fs and resolves it (host/capabilities/fs.ts). Nothing here decides anything; the checks below only give
+// allow.fs and resolves it (host/capabilities/fs/fs.ts). Nothing here decides anything; the checks below only give
 // Node's errors for arguments Node refuses too.
 import { host, isBufferSource, toBytes } from './internal.js';
 import { utf8Encode } from './encoding.js';

@@ -1,6 +1,6 @@
 // `Intl` and the locale-sensitive built-ins (Date/Number/BigInt `toLocaleString`, String `localeCompare` and
 // `toLocaleUpperCase`/`toLocaleLowerCase`), answered by the host's ICU through the `intl` interface
-// (host/intl.ts), so results are Node's. quickjs-ng has no Intl of its own. The guest's defaults are locale
+// (host/engine/intl.ts), so results are Node's. quickjs-ng has no Intl of its own. The guest's defaults are locale
 // "en-US" and time zone "UTC", whatever the host's are. A formatter crosses to the host once when it is made
 // (to validate and resolve its options, as Node throws from the constructor) and once per call after that.
 import { $, host } from './internal.js';

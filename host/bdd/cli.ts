@@ -5,18 +5,19 @@ import { parseArgs } from 'node:util';
 import type { Envelope } from '@cucumber/messages';
 import parseTagExpression from '@cucumber/tag-expressions';
 import { KilnError } from '../errors.js';
-import { defaultConfig } from '../config-file.js';
-import { discover, globRegExp } from '../discovery.js';
+import { defaultConfig } from '../config/config-file.js';
+import { discover, globRegExp } from '../extensions/discovery.js';
 import { Engine } from '../engine/engine.js';
-import { Registry } from '../registry.js';
-import { Sessions } from '../sessions.js';
-import { DEFAULT_POLICY, type OperatorPolicy } from '../policy.js';
-import type { KilnConfig } from '../config.js';
-import { createFormatter, FORMAT_NAMES, type FormatName, type Formatter } from './formats.js';
+import { Registry } from '../extensions/registry.js';
+import { Sessions } from '../sessions/sessions.js';
+import { DEFAULT_POLICY, type OperatorPolicy } from '../policy/policy.js';
+import type { KilnConfig } from '../config/config.js';
+import { createFormatter, FORMAT_NAMES, type FormatName } from './formats.js';
+import type { Formatter } from './formats/formatter.js';
 import { findFeatures, lineFilter, parseFeatures } from './features.js';
 import { buildImage, fileSha256, grantedAllow, unionAllow, type BddFile } from './image.js';
 import { BddRun, meta } from './runner.js';
-import { guestLog } from '../terminal.js';
+import { guestLog } from '../untrusted/terminal.js';
 
 /** Step files when [test] steps names none: the seed's globs, and cucumber-js's own default. */
 export const DEFAULT_STEP_GLOBS = ['steps/**/*.{js,mjs,ts,mts}', 'step_definitions/**/*.{js,mjs,ts,mts}', 'features/**/*.{js,mjs,ts,mts}'];
@@ -125,7 +126,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
 
   const configFile = values.config ? resolve(values.config) : defaultConfig(cwd);
   let config: KilnConfig | undefined;
-  if (configFile) config = (await import('../config.js')).readConfig(configFile);
+  if (configFile) config = (await import('../config/config.js')).readConfig(configFile);
   const root = configFile ? dirname(configFile) : cwd;
   const policy: OperatorPolicy = config?.policy ?? DEFAULT_POLICY;
 

@@ -31,15 +31,12 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Envelope } from '@cucumber/messages';
+import type { Formatter } from './formats/formatter.js';
 import { JsonReport } from './formats/json.js';
 
 export type FormatName = 'pretty' | 'progress' | 'summary' | 'json' | 'junit' | 'message' | 'html';
 export const FORMAT_NAMES: FormatName[] = ['pretty', 'progress', 'summary', 'json', 'junit', 'message', 'html'];
 
-export interface Formatter {
-  update(envelope: Envelope): void;   // called for every envelope, in order
-  finish(): Promise<void>;            // after testRunFinished: flush everything
-}
 
 export interface FormatOptions {
   /** URIs and paths are shown relative to this directory. */

@@ -9,17 +9,17 @@
 //  - an extension file: the union of what its tools declare (loaded as the MCP server loads it);
 //  - a step-only file: what the operator grants it in [grants."<file>"] (net, browser, tools, env, fs; never
 //    commands, which need a declared command spec); nothing without a grant.
-// Grants then apply to both as they do to tools (grants.ts), keyed on the file a step comes from.
+// Grants then apply to both as they do to tools (policy/grants.ts), keyed on the file a step comes from.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Engine } from '../engine/engine.js';
-import type { ExtensionIdentity } from '../extension-identity.js';
-import { grantOf, type Grants } from '../grants.js';
-import type { Allow, ToolManifest } from '../manifest.js';
+import type { ExtensionIdentity } from '../policy/extension-identity.js';
+import { grantOf, type Grants } from '../policy/grants.js';
+import type { Allow, ToolManifest } from '../extensions/manifest.js';
 import { repoRoot } from '../paths.js';
-import type { LoadedExtension } from '../registry.js';
-import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
+import type { LoadedExtension } from '../extensions/loaded.js';
+import { BUNDLE_PREFIX, StackMapper } from '../untrusted/source-map.js';
 import { ExtensionLoadError } from '../errors.js';
 
 /** One file the image holds. */

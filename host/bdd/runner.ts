@@ -8,11 +8,11 @@
 // there). Matching happens in the guest (the author's regular expressions never run on the host).
 import { IdGenerator, TimeConversion, type Envelope, type Pickle, type PickleStep, type TestStep, type TestStepResult, TestStepResultStatus } from '@cucumber/messages';
 import { KilnError, ToolError } from '../errors.js';
-import type { Registry } from '../registry.js';
-import type { Sessions } from '../sessions.js';
+import type { Registry } from '../extensions/registry.js';
+import type { Sessions } from '../sessions/sessions.js';
 import { BDD_TOOL_PREFIX } from './image.js';
-import type { LoadedExtension } from '../registry.js';
-import type { StackMapper } from '../source-map.js';
+import type { LoadedExtension } from '../extensions/loaded.js';
+import type { StackMapper } from '../untrusted/source-map.js';
 import { kilnVersion } from '../version.js';
 
 const S = TestStepResultStatus;

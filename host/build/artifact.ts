@@ -3,16 +3,16 @@
 // The same source and engine give the same bytes anywhere: no absolute path, clock or randomness enters.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactManifest } from '../artifact.js';
+import { ARTIFACT_FORMAT, MANIFEST_SECTION, SOURCEMAP_SECTION, type ArtifactManifest } from '../extensions/artifact.js';
 import { IMAGE_SECTION, MAX_IMAGE_BYTES, sha256, type Engine } from '../engine/engine.js';
 import { GuestInstance, type InstanceHost } from '../engine/instance.js';
 import { concat, customSection } from '../engine/wasm-binary.js';
 import { ExtensionLoadError, KilnError, TimeoutError, ToolError } from '../errors.js';
-import { ManifestError, parseTools } from '../manifest.js';
-import { argsValidator, ExtensionAjv, resultValidator } from '../schema.js';
-import { BUNDLE_PREFIX, StackMapper } from '../source-map.js';
+import { ManifestError, parseTools } from '../extensions/manifest.js';
+import { argsValidator, ExtensionAjv, resultValidator } from '../schema/validators.js';
+import { BUNDLE_PREFIX, StackMapper } from '../untrusted/source-map.js';
 import { checkNesting, NestingError } from './nesting.js';
-import { guestLog, writeStderr } from '../terminal.js';
+import { guestLog, writeStderr } from '../untrusted/terminal.js';
 
 /** Nothing is granted while building: top-level code may only register tools. */
 const buildHost: InstanceHost = {

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
-import { SOURCE_EXTENSIONS } from '../discovery.js';
+import { SOURCE_EXTENSIONS } from '../extensions/discovery.js';
 import { containmentViolation, extensionRoot } from './containment.js';
 import { checkNesting, NestingError } from './nesting.js';
 
@@ -34,7 +34,7 @@ export interface Bundle {
   map: { version: number; sources: string[]; mappings: string; names: string[] };
   /** Every file the bundle read (the entry, its imports, the packages' files, and the package.json that
    *  decided how each of them resolves): what a build cache checks, and what no tool may rewrite while the
-   *  extension is served (registry.ts, capabilities/fs-policy.ts). */
+   *  extension is served (extensions/registry.ts, capabilities/fs/policy.ts). */
   inputs: string[];
 }
 

@@ -1,5 +1,5 @@
 // A grant is given to the code the operator reviewed: the files an extension's build read. While it is served,
-// no tool may write those files (capabilities/fs-policy.ts); and a build must not read a file a guest wrote, or
+// no tool may write those files (capabilities/fs/policy.ts); and a build must not read a file a guest wrote, or
 // it would run that guest's code under this extension's grant (a planted file that the resolver now prefers:
 // `lib/helper.ts` before `lib/helper/index.ts`, a package in a nearer node_modules, a file a new import names).
 //
@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { PermissionError } from '../errors.js';
 import { BUILD_CACHE } from './cache.js';
 import { real } from './containment.js';
-import { writeStderr } from '../terminal.js';
+import { writeStderr } from '../untrusted/terminal.js';
 
 /** Who wrote a path: the extension file, and its tool that did. */
 export interface Writer {

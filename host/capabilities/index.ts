@@ -1,21 +1,21 @@
 // Routing a guest's capability call to the one place that checks and performs it.
 import { KilnError } from '../errors.js';
 import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
-import type { ToolManifest } from '../manifest.js';
-import type { ExtensionIdentity } from '../extension-identity.js';
-import type { ApprovalRequest } from '../approvals.js';
-import type { BrowserRequest, PageLimits, SessionBrowser } from './browser.js';
-import type { PageDecision } from './browser-gate.js';
-import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands.js';
-import type { CommandSpec } from '../manifest.js';
-import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type WriteCount } from './fs.js';
-import { fsPolicy } from './fs-policy.js';
+import type { ToolManifest } from '../extensions/manifest.js';
+import type { ExtensionIdentity } from '../policy/extension-identity.js';
+import type { ApprovalRequest } from '../policy/approvals.js';
+import type { BrowserRequest, PageLimits, SessionBrowser } from './browser/browser.js';
+import type { PageDecision } from './browser/gate.js';
+import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands/commands.js';
+import type { CommandSpec } from '../extensions/manifest.js';
+import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type WriteCount } from './fs/fs.js';
+import { fsPolicy } from './fs/policy.js';
 import { resolve } from 'node:path';
-import { checkToolCall } from './tools.js';
-import { askFor, grantCheck, grantedSecrets, keyFor, NotGrantedError, type GrantAsker, type Grants } from '../grants.js';
-import type { HttpSession } from './http.js';
-import type { SecretStore } from './secrets.js';
-import { loadProcessSupport, runOnce, type ProcessTable } from './processes.js';
+import { checkToolCall } from './tools/tools.js';
+import { askFor, grantCheck, grantedSecrets, keyFor, NotGrantedError, type GrantAsker, type Grants } from '../policy/grants.js';
+import type { HttpSession } from './net/http.js';
+import type { SecretStore } from './secrets/secrets.js';
+import { loadProcessSupport, runOnce, type ProcessTable } from './commands/processes.js';
 
 export class UnavailableError extends KilnError {
   override name = 'UnavailableError';
@@ -34,7 +34,7 @@ export interface CapabilityContext {
   processes: ProcessTable;
   http: HttpSession;
   /** The operator's secrets: a request carries those its tool declares and its extension is granted, to their
-   *  hosts only (secrets.ts, grants.ts grantedSecrets). */
+   *  hosts only (secrets.ts, policy/grants.ts grantedSecrets). */
   secrets?: SecretStore;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
   browser?: SessionBrowser;
@@ -56,7 +56,7 @@ export interface CapabilityContext {
   /** Told the real paths an allowed fs operation is about to write, before it runs (build/guest-writes.ts). */
   guestWrote?: (paths: string[]) => void;
   /**
-   * The operator's [approvals] verdict on one operation of this tool (approvals.ts), asking a human when it
+   * The operator's [approvals] verdict on one operation of this tool (policy/approvals.ts), asking a human when it
    * is "require". Call it after the capability's own checks passed and before anything of the operation
    * happens: it resolves when the operation may go ahead, and rejects with a PermissionError naming the op
    * and its target when it may not (denied, declined, unanswered, or nobody to ask). While a human is asked,
@@ -70,11 +70,11 @@ export interface CapabilityContext {
   written?: { call: WriteCount; session: WriteCount };
 }
 
-/** [policy] mode "ask": a declared use the grant does not list goes to a human (grants.ts askFor). */
+/** [policy] mode "ask": a declared use the grant does not list goes to a human (policy/grants.ts askFor). */
 const asker = (ctx: CapabilityContext): GrantAsker => (refusal, request) => ctx.approve(request, askFor(refusal));
 
 /** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human, and
- *  `asked` says so: that question (judged with the [approvals] rules, approval-gate.ts) was the operation's one.
+ *  `asked` says so: that question (judged with the [approvals] rules, policy/approval-gate.ts) was the operation's one.
  *  Call the returned `recheck` right before spawning: the config may have changed while a human was asked. */
 async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<{ spec: CommandSpec; asked: boolean; recheck(): void }> {
   const check = () => commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants);
@@ -152,7 +152,7 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
     }
     case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
     case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
-      // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs.ts); a (session,
+      // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs/fs.ts); a (session,
       // extension)'s HTTP state object stands for it in the count of operations in flight.
       // The operator's grant, files and approvals first (fs-policy.ts), then the operation under what they leave.
     {

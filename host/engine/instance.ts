@@ -22,10 +22,10 @@
 //    a result reported past it is a CpuLimitError, never a success; the instance is discarded either way.
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
-import { MAX_JSON_DEPTH, textNestsDeeper } from '../json-depth.js';
-import { parseGuestJson } from '../guest-json.js';
-import { GUEST_LOG_BUDGET, LogLimiter } from '../log-limiter.js';
-import { IntlHost } from '../intl.js';
+import { MAX_JSON_DEPTH, textNestsDeeper } from '../untrusted/json-depth.js';
+import { parseGuestJson } from '../untrusted/guest-json.js';
+import { GUEST_LOG_BUDGET, LogLimiter } from '../untrusted/log-limiter.js';
+import { IntlHost } from './intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
 import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
@@ -55,7 +55,7 @@ export interface Invocation {
 }
 
 /** How long a cancelled call's guest has to finish (seeing ctx.signal abort) before the caller stops and
- *  discards it (registry.ts); its abort listeners run under the same bound (`cancel`). */
+ *  discards it (extensions/registry.ts); its abort listeners run under the same bound (`cancel`). */
 export const CANCEL_GRACE_MS = 200;
 
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
@@ -87,7 +87,7 @@ export interface OpExtras {
   body?: Uint8Array;
   signal: AbortSignal;
   /** The hook of the call whose invocation started the op (the object its caller passed to invoke/runScript),
-   *  so the caller can tell its ops apart (registry.ts: approvals pause that call's clock); none for ops that
+   *  so the caller can tell its ops apart (extensions/registry.ts: approvals pause that call's clock); none for ops that
    *  belong to no such call. */
   call?: CancelHook;
 }
@@ -117,7 +117,7 @@ export interface InstanceHost {
 export interface LoadConfig {
   host: 'mcp' | 'bdd' | 'script';
   browser?: boolean;
-  /** For the guest's `process`: the server's platform, a pid that is not the server's (session.ts GUEST_PID),
+  /** For the guest's `process`: the server's platform, a pid that is not the server's (sessions/session.ts GUEST_PID),
    *  and the environment the operator allows. */
   platform?: string;
   pid?: number;
@@ -173,7 +173,7 @@ export interface CancelHook {
 
 let nextInvocation = 1;
 
-/** The registry rewrites this with the setting that set the budget (registry.ts). */
+/** The registry rewrites this with the setting that set the budget (extensions/registry.ts). */
 const cpuSpent = (r: Running) => new CpuLimitError(`tool "${r.tool}" used more than its ${r.cpuMs} ms of CPU time (cpuMs) and was stopped`);
 
 function errorText(e: unknown): string {
@@ -240,7 +240,7 @@ export class GuestInstance {
   private overranCpu = false;
   /** Set when the guest reported running out of memory: it is discarded after the current run. */
   private outOfMemory = false;
-  /** The guest's Intl formatters, and its budget of new ones (host/intl.ts). */
+  /** The guest's Intl formatters, and its budget of new ones (host/engine/intl.ts). */
   private readonly intl = new IntlHost();
 
   private constructor() {}
@@ -597,7 +597,7 @@ export class GuestInstance {
         digest: (algorithm: Hash, data: Uint8Array) => createHash(HASHES[algorithm]).update(data).digest(),
         hmac: (algorithm: Hash, key: Uint8Array, data: Uint8Array) => createHmac(HASHES[algorithm], key).update(data).digest(),
       },
-      // The host's ICU for the guest's Intl: pure functions, no authority (host/intl.ts).
+      // The host's ICU for the guest's Intl: pure functions, no authority (host/engine/intl.ts).
       'kiln:extension/intl': { call: (spec: string, op: string, args: string) => this.intl.result(spec, op, args) },
       'kiln:extension/runtime': {
         log: (level: LogLevel, message: string) => this.logs.write(level, message),

@@ -1,7 +1,7 @@
 // The prelude is the engine's: its frames in a guest's stack are kiln's insides, not the author's code. The
 // engine keeps the prelude's bytecode without debug information (smaller snapshot, less memory per guest), so
 // its frames carry no file name and QuickJS prints them as `(<null>:0:1)`; every other frame names its file
-// (an extension's `bundle:`, a script's name, `<input>` for eval). Kept apart from source-map.ts so the engine
+// (an extension's `bundle:`, a script's name, `<input>` for eval). Kept apart from untrusted/source-map.ts so the engine
 // does not load the source-map library to strip them.
 
 const PRELUDE_FRAME = /^\s+at .*\(<null>(:\d+:\d+)?\)$/;

@@ -8,7 +8,7 @@
 // which hands the latest copy to the next worker the session is placed on.
 import { parentPort, workerData } from 'node:worker_threads';
 import { KilnError, ToolError } from '../errors.js';
-import { checkVarsSet } from '../vars.js';
+import { checkVarsSet } from '../sessions/vars.js';
 import { Engine } from './engine.js';
 import { GuestInstance, type CancelHook, type InstanceHost, type LoadConfig } from './instance.js';
 
@@ -124,7 +124,7 @@ if (parentPort && workerData?.kilnWorker) void (async (port) => {
     },
   });
 
-  // A value that cannot be cloned across threads (json-depth.ts bounds results; this is the last guard) is
+  // A value that cannot be cloned across threads (untrusted/json-depth.ts bounds results; this is the last guard) is
   // answered as an error, never left without a reply.
   const reply = (seq: number, ok: boolean, value?: unknown, error?: WireError) => {
     try {

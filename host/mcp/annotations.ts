@@ -3,9 +3,9 @@
 // network is always open-world, whatever its manifest says.
 //
 // What a tool can reach includes every tool it can call through plugins[...]: its own file's tools and those
-// its allow.tools names, transitively (capabilities/tools.ts).
+// its allow.tools names, transitively (capabilities/tools/tools.ts).
 //
-// What is within reach follows grants.ts withinReach: the effective authority, and in [policy] mode "ask" every
+// What is within reach follows policy/grants.ts withinReach: the effective authority, and in [policy] mode "ask" every
 // declared use a human may allow.
 //
 //  - readOnlyHint: no command, no network (allow.net), no secret, no browser and no allow.fs write prefix is
@@ -15,7 +15,7 @@
 //  - destructiveHint: not read-only. An author cannot lower it: kiln cannot tell what a command does.
 //  - idempotentHint: read-only. An author may say false.
 //  - openWorldHint: allow.net or allow.browser is within reach. An author may say true.
-import type { ToolAnnotations, ToolManifest } from '../manifest.js';
+import type { ToolAnnotations, ToolManifest } from '../extensions/manifest.js';
 
 /** What a tool can reach: its own grants, and those of the tools it may call. */
 export interface Reach {

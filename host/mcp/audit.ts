@@ -1,6 +1,6 @@
 // The built-in `kiln_extensions` tool: everything loaded, for security review before deploying a server.
-import { authority } from '../grants.js';
-import type { Registry } from '../registry.js';
+import { authority } from '../policy/authority.js';
+import type { Registry } from '../extensions/registry.js';
 
 export const AUDIT_TOOL = {
   name: 'kiln_extensions',
@@ -26,7 +26,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
     operator: {
       policy: { mode: registry.policy.grants.mode }, commands: registry.policy.commands, net: registry.policy.net,
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
-      // Names, variables, hosts, headers and formats: never a value (capabilities/secrets.ts).
+      // Names, variables, hosts, headers and formats: never a value (capabilities/secrets/secrets.ts).
       // Each with the grants that may use it (`secrets = [...]` in [grants."<key>"]): nobody else, in every mode.
       secrets: secretsReport(registry), cpuMs: registry.policy.limits.cpuMs ?? null,
       // What asks a human first ([approvals]); shown, never changed, over MCP.
@@ -50,7 +50,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         cpuMs: t.cpuMs ?? null,
         memoryLimitBytes: t.memoryLimitBytes ?? null,
         allow: t.allow,
-        // declared, granted (null: the operator's grants do not narrow that kind) and effective (grants.ts)
+        // declared, granted (null: the operator's grants do not narrow that kind) and effective (policy/grants.ts)
         ...authority(t.allow, { file: ext.file, sha256: ext.artifact.sha256 }, registry.policy),
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),

@@ -5,18 +5,18 @@
 // limits apply; a call in flight is never cut), `extensions`
 // and `exclude` (the registry reloads). A change that takes authority away applies to what runs too (a
 // revocation): commands running under a command grant the new settings do not cover, or of an extension the new
-// `extensions` no longer loads, are stopped, one-shot and persistent (capabilities/commands.ts stillCovered
+// `extensions` no longer loads, are stopped, one-shot and persistent (capabilities/commands/commands.ts stillCovered
 // decides), and an extension that lost browser or net hosts, or a secret, or is no longer loaded, has its browser
-// pages closed (browser) or its requests in flight aborted (net hosts, secrets) (grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
+// pages closed (browser) or its requests in flight aborted (net hosts, secrets) (policy/grants.ts narrowedKinds). [sessions], [http], [browser], [audit] and [secrets.*] (their values
 // leave kiln's environment at start) take a restart: kiln says so.
 // When the tools a client sees change (names, schemas, annotations that follow from grants), clients are told
 // with notifications/tools/list_changed.
 import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { readConfig, type KilnConfig } from '../config.js';
-import type { McpHost } from './server.js';
-import { stillCovered } from '../capabilities/commands.js';
-import { narrowedKinds } from '../grants.js';
+import { readConfig, type KilnConfig } from '../config/config.js';
+import type { McpHost } from './host.js';
+import { stillCovered } from '../capabilities/commands/commands.js';
+import { narrowedKinds } from '../policy/authority.js';
 
 const DEBOUNCE_MS = 200;
 

@@ -18,8 +18,9 @@ import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { KilnError } from '../errors.js';
-import type { Registry } from '../registry.js';
-import { McpHost, guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
+import type { Registry } from '../extensions/registry.js';
+import { McpHost } from './host.js';
+import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 

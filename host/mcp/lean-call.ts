@@ -14,7 +14,7 @@
 //  - A call the client cancels (`notifications/cancelled` naming its id, with a string reason or none) or
 //    abandons (the connection closes) is aborted like an SDK request, and gets no answer.
 import type { Server } from '@modelcontextprotocol/server';
-import type { McpHost } from './server.js';
+import type { McpHost } from './host.js';
 import { askVia } from './elicit.js';
 
 type Message = { jsonrpc?: string; id?: string | number; method?: string; params?: Record<string, unknown> };

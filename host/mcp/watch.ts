@@ -4,7 +4,7 @@
 // vars kept) and, when the exposed tools changed, clients are told (notifications/tools/list_changed).
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
-import type { McpHost } from './server.js';
+import type { McpHost } from './host.js';
 
 const DEBOUNCE_MS = 200;
 

@@ -1,8 +1,8 @@
 // Attacks through argument validation: schemas whose checks are catastrophically slow on crafted arguments
 // (a backtracking `pattern`, `uniqueItems` over many objects), triggered by a client or by the extension
 // itself through plugins[...]; recursive anyOf/oneOf schemas whose work doubles with each level of nesting
-// (counted in steps and refused past SCHEMA_WORK_LIMIT, schema-work.ts); and `$id`s that collide between
-// extensions. Patterns match on RE2 and uniqueItems hashes (schema-ajv.ts), so each such call is decided at
+// (counted in steps and refused past SCHEMA_WORK_LIMIT, schema/work.ts); and `$id`s that collide between
+// extensions. Patterns match on RE2 and uniqueItems hashes (schema/ajv.ts), so each such call is decided at
 // once, by the arguments, and the other sessions keep answering.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -133,7 +133,7 @@ attack('schema-oneof-honest-deep', 'an honest recursive oneOf (number, pair, lis
 // Schemas whose checks are inline (no `$ref`: one compiled function) but run once per item or property of the
 // arguments, or call helpers whose cost grows with the value they look at. Each validation is counted in
 // steps (bytes of validator code run, characters and properties looked at, errors collected) and refused
-// past SCHEMA_WORK_LIMIT (schema-work.ts), the same on any machine; the handler never runs, and the other
+// past SCHEMA_WORK_LIMIT (schema/work.ts), the same on any machine; the handler never runs, and the other
 // session is answered.
 const wide = (n, leaf) => ({ allOf: Array.from({ length: n / 1000 }, () => ({ allOf: Array.from({ length: 1000 }, () => leaf) })) });
 const anyOf = (leaf) => ({ anyOf: Array.from({ length: 1000 }, () => leaf) });

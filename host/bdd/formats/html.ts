@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
-import type { Formatter } from '../formats.js';
+import type { Formatter } from './formatter.js';
 
 function htmlAssets(): { css: string; js: string; icon: string } {
   // The package's entry is dist/src/index.js; the stylesheet and script it inlines are the bundles in dist/.

@@ -2,13 +2,13 @@
 // names, with the options it gives them (pretty and progress end with the summary, as cucumber-js's do).
 //
 // Text on a terminal comes partly from guests (error messages, attachments, step text): its control characters
-// are shown as escapes (host/terminal.ts), so a guest cannot move the cursor, rewrite or hide a line, or set the
+// are shown as escapes (host/untrusted/terminal.ts), so a guest cannot move the cursor, rewrite or hide a line, or set the
 // window title. The printers' own colours are added after that, and only when `colors` is set.
 import { Writable } from 'node:stream';
 import type { Envelope } from '@cucumber/messages';
 import { CUCUMBER_THEME, PrettyPrinter, ProgressPrinter, SummaryPrinter, type Theme } from '@cucumber/pretty-formatter';
-import { printable } from '../../terminal.js';
-import type { Formatter } from '../formats.js';
+import { printable } from '../../untrusted/terminal.js';
+import type { Formatter } from './formatter.js';
 
 /**
  * The printers write to a stream and colour through util.styleText, which asks that stream whether it is a

@@ -1,0 +1,608 @@
+// The loaded extensions and their tools, and calling a tool in a session.
+//
+// One bad file never stops the others: its failure is recorded and reported, the rest load.
+// A source is served only as the code the operator reviewed: the files its build read stay out of every tool's
+// reach while it is loaded (buildInputs, capabilities/fs/policy.ts), and a (re)build that would read a file a
+// guest wrote through allow.fs is refused and reported (build/guest-writes.ts), the last good build serving on.
+// Tool names are unique across everything loaded. A name two files define is served by neither (spec 002: "A
+// name that collides with a built-in or another loaded tool is not exposed"): not in tools/list, not callable
+// by a client or through plugins[...], whichever file loaded first, and both files are reported (stderr at load,
+// kiln_extensions). Which file would serve a contested name must never depend on load order: a file added
+// later could otherwise take the arguments, grants and callers meant for another. A name that collides with a
+// built-in tool is not loaded and is reported. When a reload (--watch, a changed config) finds the name defined
+// once again, that file serves it.
+import { readFileSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { openArtifact } from './artifact.js';
+import type { LoadedExtension, ToolEntry } from './loaded.js';
+import type { Builder, Built } from '../build/artifact.js';
+import { BUILD_CACHE, BuildCache } from '../build/cache.js';
+import { cacheDir } from '../paths.js';
+import { GUEST_WRITES, GuestWrites } from '../build/guest-writes.js';
+import { CONFIG_NAMES } from '../config/config-file.js';
+import { performOp } from '../capabilities/index.js';
+import { discover } from './discovery.js';
+import type { Engine } from '../engine/engine.js';
+import { CANCEL_GRACE_MS, type CancelHook } from '../engine/instance.js';
+import { AuditLog, auditFiles, auditTarget } from '../policy/audit-log.js';
+import { decidedBy, grantedSecrets, NotGrantedError } from '../policy/grants.js';
+import { ApprovalGate, type AskVia, type CallQuestions } from '../policy/approval-gate.js';
+import type { WriteCount } from '../capabilities/fs/fs.js';
+import { MAX_JSON_DEPTH, valueNestsDeeper } from '../untrusted/json-depth.js';
+import type { GuestHandle } from '../engine/remote.js';
+import { CancelledError, cancelledMessage, CpuLimitError, ExtensionLoadError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from '../errors.js';
+import { SecretStore } from '../capabilities/secrets/secrets.js';
+import { cpuBudget, guestMemory } from '../policy/limits.js';
+import { ManifestError, type ToolManifest } from './manifest.js';
+import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, usesPatterns, type Validator } from '../schema/validators.js';
+import { programBudget } from '../schema/linear-regexp.js';
+import { DEFAULT_POLICY, extensionKeys, type ExtensionIdentity, type OperatorPolicy } from '../policy/policy.js';
+import type { Session } from '../sessions/session.js';
+
+export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
+
+/** The shape of contestedMessage's text (warnContested replaces those lines). */
+const CONTESTED = /^tool "[^"]*" is not served: it is defined by \d+ files /;
+
+/** Files opened at once while loading (artifacts verified, cached builds opened; builds run on build/pool.ts). */
+const LOAD_CONCURRENCY = 4;
+
+/** The longest time limit a call can have: what a Node timer can wait. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
+function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
+  const m = ext.artifact.manifest.tools.find((t) => t.name === tool);
+  if (!m) throw new PermissionError(`tool "${tool}" is not in the manifest of ${ext.file}`);
+  return m;
+}
+
+
+/** A validator made on first use, from the cache of compiled validators (schema/validators.ts: cachedValidator). A schema
+ *  that names other schemas (`$id`, or a `$ref` outside itself) is compiled as the server compiles it, in one
+ *  Ajv with the rest of its extension's schemas, so `kiln run` accepts exactly what `kiln mcp` accepts. */
+function lazyValidator(tool: ToolManifest, tools: ToolManifest[]): Validator | undefined {
+  if (!tool.inputSchema) return undefined;
+  let compiled: Promise<Validator | undefined> | undefined;
+  const make = async () => {
+    if (!crossReferences(tool.inputSchema)) return cachedValidator(tool);
+    const ajvs = new ExtensionAjv();
+    const all = await Promise.all(tools.map((t) => argsValidator(t, ajvs)));
+    return all[tools.indexOf(tool)];
+  };
+  return async (args) => {
+    compiled ??= make();
+    return (await compiled)?.(args);
+  };
+}
+
+function crossReferences(schema: unknown): boolean {
+  return JSON.stringify(schema).match(/"\$id"|"\$ref":"(?!#)/) !== null;
+}
+
+/** What a call knows about itself while it runs, for the ops its invocation starts (found through the
+ *  CancelHook it passed to invoke: OpExtras.call). */
+export interface CallState {
+  /** How a human can be asked for approvals in this call (its MCP request), or why nobody can. */
+  via?: AskVia;
+  /** Stop this call's clock, and its callers' (a plugins[...] caller waits on it): the returned function
+   *  starts them again, moving their deadlines later by the time spent stopped. */
+  pause(): () => void;
+  /** What the call has spent, shared with the tools it calls through plugins[...]: questions put to a human
+   *  ([approvals] maxQuestionsPerCall) and bytes written ([fs] maxWriteBytesPerCall). */
+  spent: CallQuestions & { written: WriteCount };
+}
+
+const cancelled = (name: string) =>
+  new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; its work was aborted`);
+
+/** How a warning about a tool's secrets ends: a new policy replaces these warnings with its own. */
+const SECRET_WARNING_END = '; its calls fail until then';
+
+export class Registry {
+  readonly extensions: LoadedExtension[] = [];
+  readonly failures: { file: string; error: string }[] = [];
+  readonly warnings: string[] = [];
+  readonly tools = new Map<string, ToolEntry>();
+  /** Tool names more than one loaded file defines, with those files: served by none of them. */
+  readonly contested = new Map<string, string[]>();
+  /** The tools an MCP client sees (exposeAsTool), as opposed to all that plugins[...] can call. */
+  get exposed(): number {
+    let n = 0;
+    for (const t of this.tools.values()) if (t.manifest.exposeAsTool) n++;
+    return n;
+  }
+  private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
+  private readonly buildCache: BuildCache;
+  /** What guests wrote through allow.fs (build/guest-writes.ts): its journal, compacted when first needed and
+   *  re-read as it changes on disk (other servers write it too); a reload shares it. */
+  get guestWrites(): GuestWrites {
+    return (this.writes ??= new GuestWrites(GUEST_WRITES, undefined, true));
+  }
+  private writes?: GuestWrites;
+  /** buildInputs(), made on first use after the loaded extensions change. */
+  private inputOwners?: Map<string, string>;
+
+  /** The operator's settings in force. One object for the server's life, shared with its sessions: a changed
+   *  config (mcp/config-watch.ts) is applied into it (`applyPolicy`), so every later decision reads the new one. */
+  readonly policy: OperatorPolicy;
+
+  /** `oneShot` (`kiln run`): compile a tool's inputSchema on its first call instead of at load (a script calls
+   *  few tools; a server compiles them all at load, so a bad schema fails its file there), and say nothing
+   *  about which tools MCP clients would see (a script calls them all through plugins[...]). */
+  constructor(readonly engine: Engine, policy: OperatorPolicy = DEFAULT_POLICY, private readonly oneShot = false) {
+    this.policy = { ...policy };
+    this.buildCache = new BuildCache(engine.info.id);
+    const { path, maxBytes, keep } = policy.audit;
+    if (path) this.audit = new AuditLog({ path, maxBytes, keep });
+    this.secrets = new SecretStore(policy.secrets); // takes the values out of kiln's environment
+    this.approvals = new ApprovalGate(policy.approvals, this.audit);
+  }
+
+  /** The operator's [secrets.*] with their values: added by the host to the requests of the tools that
+   *  declare them, never shown to a guest (capabilities/secrets/secrets.ts). */
+  readonly secrets: SecretStore;
+  /** [approvals]: CapabilityContext.approve. A reload keeps the same one (its session answers survive). */
+  approvals: ApprovalGate;
+  /** The calls running, by the hook they passed to their guest (see CallState). */
+  private readonly calls = new WeakMap<CancelHook, CallState>();
+  /** Bytes each session has written ([fs] maxWriteBytesPerSession). */
+  private readonly sessionWrites = new WeakMap<Session, WriteCount>();
+
+  /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
+  audit: AuditLog | undefined;
+
+  /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
+   *  and the rest load: a crafted artifact must never stop the server. */
+  async load(paths: string[], exclude: string[] = []): Promise<void> {
+    this.sourcePaths = paths.map((p) => resolve(p));
+    const files = discover(paths, exclude);
+    // Sources whose build is on disk unchanged are used as they are; the others are built all at once, on a
+    // pool of worker threads (build/pool.ts) when there are several.
+    const cached = new Map<string, { bytes: Uint8Array; inputs: string[] }>();
+    const misses: string[] = [];
+    for (const f of files) {
+      if (extname(f) === '.wasm') continue;
+      const hit = this.buildCache.lookup(f);
+      if (hit) cached.set(f, hit);
+      else misses.push(f);
+    }
+    const builds = misses.length ? (await import('../build/pool.js')).buildAll(this.engine, misses, this.policy.limits.timeoutMs) : new Map<string, Promise<Built>>();
+    // Opened LOAD_CONCURRENCY at a time and added in discovery order, so which file keeps a contested tool
+    // name does not depend on timing.
+    const opened: Promise<LoadedExtension>[] = new Array(files.length);
+    let next = 0;
+    const lanes = Array.from({ length: Math.min(LOAD_CONCURRENCY, files.length) }, async () => {
+      for (let i = next++; i < files.length; i = next++) {
+        opened[i] = this.open(files[i], cached.get(files[i]), builds.get(files[i]));
+        await opened[i].catch(() => {});
+      }
+    });
+    await Promise.all(lanes);
+    for (const [i, file] of files.entries()) {
+      try {
+        await this.add(await opened[i]);
+      } catch (e) {
+        if (e instanceof ManifestError) this.failures.push({ file, error: `${file}: ${e.message}` });
+        else if (e instanceof KilnError) this.failures.push({ file, error: e.message });
+        else this.failures.push({ file, error: `${file}: could not be loaded: ${(e as Error)?.message ?? String(e)}` });
+      }
+    }
+    this.warnContested();
+    this.warnUnmatched();
+  }
+
+  /** Why `name` is not served when more than one file defines it, or undefined. */
+  contestedMessage(name: string): string | undefined {
+    const files = this.contested.get(name);
+    return files && `tool "${name}" is not served: it is defined by ${files.length} files (${files.join(', ')}); a tool name must be defined by one loaded file only (rename one, or exclude a file)`;
+  }
+
+  /** Report every contested name once (again after a reload added a file's last good version). */
+  private warnContested(): void {
+    const lines = [...this.contested.keys()].map((name) => this.contestedMessage(name)!);
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !CONTESTED.test(w)), ...lines);
+  }
+
+  /**
+   * Load `paths` again (kiln mcp --watch): changed sources are rebuilt (unchanged ones come from the build
+   * cache), new files join, deleted ones leave. A file that loaded before and fails now keeps its last good
+   * version, and the failure is reported. Returns whether the exposed tools changed.
+   */
+  async reload(paths: string[], exclude: string[] = []): Promise<boolean> {
+    const next = new Registry(this.engine, { ...this.policy, audit: { maxBytes: this.policy.audit.maxBytes, keep: this.policy.audit.keep } }, this.oneShot);
+    next.audit = this.audit;
+    next.approvals = this.approvals;
+    next.writes = this.guestWrites;
+    await next.load(paths, exclude);
+    let kept = false;
+    for (const f of next.failures) {
+      const good = this.extensions.find((e) => e.file === f.file);
+      if (!good) continue;
+      await next.add(good);
+      next.warnings.push(`${f.file}: its last good version keeps serving`);
+      kept = true;
+    }
+    if (kept) { // a key that named nothing before the last good versions joined may name one now
+      next.warnings.splice(0, next.warnings.length, ...next.warnings.filter((w) => !w.startsWith('kiln.toml [')));
+      next.warnUnmatchedKeys();
+    }
+    next.warnContested();
+    const exposed = (r: Registry) => JSON.stringify([...r.tools.values()].filter((t) => t.manifest.exposeAsTool).map((t) => [t.manifest, t.extension.artifact.sha256]));
+    const changed = exposed(this) !== exposed(next);
+    this.extensions.splice(0, this.extensions.length, ...next.extensions);
+    this.failures.splice(0, this.failures.length, ...next.failures);
+    this.warnings.splice(0, this.warnings.length, ...next.warnings);
+    this.tools.clear();
+    for (const [k, v] of next.tools) this.tools.set(k, v);
+    this.inputOwners = undefined;
+    this.contested.clear();
+    for (const [k, v] of next.contested) this.contested.set(k, v);
+    this.sourcePaths = next.sourcePaths;
+    return changed;
+  }
+
+  /** The files and trees no tool may read or write through allow.fs (capabilities/fs/policy.ts): the config
+   *  and the other config names kiln would read beside it, the config names in the working directory (where a
+   *  `kiln mcp` or `kiln bdd` started with no config reads one: a tool that could create ./kiln.toml would
+   *  write the next server's policy, whether or not this one has a config), the approvals store (and its
+   *  temporary file), the audit log (and its rotation), every extension file and directory this registry
+   *  loads, the build cache. */
+  protectedFiles(): string[] {
+    const config = this.policy.grants.file;
+    const store = this.policy.approvals.store;
+    return [
+      ...(config ? [...CONFIG_NAMES, basename(config)].map((n) => join(dirname(config), n)) : []),
+      ...CONFIG_NAMES.map((n) => join(process.cwd(), n)),
+      ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
+      ...auditFiles(this.policy.audit),
+      ...this.sourcePaths, ...this.extensions.map((e) => e.file),
+      BUILD_CACHE, cacheDir(), // built artifacts, and validators' code the host runs
+    ];
+  }
+
+  /** Every file a loaded extension's build read (real paths), with the extension file that read it: what no
+   *  tool may write (capabilities/fs/policy.ts). */
+  buildInputs(): ReadonlyMap<string, string> {
+    if (!this.inputOwners) {
+      this.inputOwners = new Map();
+      for (const e of this.extensions) for (const input of e.inputs ?? []) if (!this.inputOwners.has(input)) this.inputOwners.set(input, e.file);
+    }
+    return this.inputOwners;
+  }
+
+  /** The paths `load` was given (files and directories). */
+  private sourcePaths: string[] = [];
+
+  /** Put `next` in force for every later decision (grants, commands, env, net and limits of new guests). The
+   *  audit log keeps the file it was opened on. */
+  applyPolicy(next: OperatorPolicy): void {
+    // A changed [approvals] takes a new gate (its rules, store and session answers); an unchanged one keeps them.
+    if (JSON.stringify(next.approvals) !== JSON.stringify(this.policy.approvals)) this.approvals = new ApprovalGate(next.approvals, this.audit);
+    Object.assign(this.policy, { ...next, audit: this.policy.audit });
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !w.startsWith('kiln.toml [') && !w.endsWith(SECRET_WARNING_END)));
+    this.warnUnmatched(); // says again what the new policy leaves unmatched or ungranted
+  }
+
+  /** An operator key that names no loaded file decides nothing: say so (a typo must not pass silently); and a
+   *  declared secret that cannot be used. */
+  private warnUnmatched(): void {
+    this.warnUnmatchedKeys();
+    // A declared secret the operator did not grant, or did not configure (or whose variable is unset): its
+    // tool's calls will fail.
+    for (const e of this.extensions) {
+      for (const t of e.artifact.manifest.tools) {
+        let why = this.secrets.problem(t);
+        try {
+          grantedSecrets(this.policy.grants, { file: e.file, sha256: e.artifact.sha256 }, t);
+        } catch (err) {
+          if (!(err instanceof NotGrantedError)) throw err;
+          why = err.message;
+        }
+        if (why) this.warnings.push(`${e.file}: ${why}${SECRET_WARNING_END}`);
+      }
+    }
+  }
+
+  private warnUnmatchedKeys(): void {
+    const loaded = new Set(this.extensions.flatMap((e) => extensionKeys({ file: e.file, sha256: e.artifact.sha256 })));
+    const tables: [string, Record<string, unknown>][] = [['[grants]', this.policy.grants.extensions], ['[limits.memory]', this.policy.limits.memory]];
+    for (const [section, table] of tables) {
+      for (const key of Object.keys(table)) {
+        if (!loaded.has(key)) this.warnings.push(`kiln.toml ${section} "${section === '[grants]' ? this.policy.grants.spelled[key] ?? key : key}" names no loaded extension, so it applies to nothing (a key is the extension file's path, relative to kiln.toml, or sha256:<artifact hash>)`);
+      }
+    }
+  }
+
+  /** One file as a loaded extension: an artifact as it is; a source from its cached build (verified like any
+   *  artifact), or from `building` (the pool's build of it), or built here — unless its build reads a file a
+   *  guest wrote (reviewed). */
+  private async open(file: string, cached?: { bytes: Uint8Array; inputs: string[] }, building?: Promise<Built>): Promise<LoadedExtension> {
+    const bytes = readFileSync(file);
+    if (extname(file) === '.wasm') return { file, kind: 'artifact', artifact: await openArtifact(file, bytes, this.engine) };
+    if (cached) {
+      const inputs = this.reviewed(file, cached.inputs);
+      try {
+        return { file, kind: 'source', inputs, artifact: await openArtifact(file, cached.bytes, this.engine) };
+      } catch {
+        // an entry that does not verify is rebuilt
+      }
+    }
+    let built = await building;
+    if (!built) {
+      this.builder ??= new (await import('../build/artifact.js')).Builder(this.engine, this.policy.limits.timeoutMs);
+      built = await this.builder.build(file);
+    }
+    const inputs = this.reviewed(file, built.inputs);
+    this.buildCache.store(file, built.bytes, built.inputs);
+    return { file, kind: 'source', inputs, artifact: await openArtifact(file, built.bytes, this.engine) };
+  }
+
+  /** `inputs` as real paths, when none of them is a file a guest wrote through allow.fs; otherwise the build is
+   *  refused (an ExtensionLoadError naming the file and who wrote it, and an audit line). */
+  private reviewed(file: string, inputs: string[]): string[] {
+    const verdict = this.guestWrites.judge(file, inputs);
+    if ('paths' in verdict) return verdict.paths;
+    const { input, by } = verdict;
+    const reason = `not rebuilt: ${verdict.reason}`;
+    this.audit?.write({ type: 'build', extension: file, verdict: 'deny', input, writtenBy: by.extension, tool: by.tool, reason: reason.slice(0, 500) });
+    throw new ExtensionLoadError(file, reason);
+  }
+
+  private async add(ext: LoadedExtension): Promise<void> {
+    const { tools, steps } = ext.artifact.manifest;
+    // A file that registers nothing (a helper module found in a directory) is reported, not served.
+    if (tools.length === 0 && !steps) {
+      this.warnings.push(`${ext.file}: not served: it registers no tools (or steps); a helper module belongs in an extension's imports`);
+      return;
+    }
+    if (!this.oneShot && tools.length > 0 && !tools.some((t) => t.exposeAsTool)) {
+      this.warnings.push(`${ext.file}: defines ${tools.length} tool(s) but exposes none over MCP (set exposeAsTool: true on those clients should see); they stay callable through plugins[...]`);
+    }
+    const patterns = programBudget(); // the extension's RE2 program size, inputs and outputs together
+    const validators = this.oneShot ? ext.artifact.manifest.tools.map((t) => lazyValidator(t, ext.artifact.manifest.tools)) : await (async () => {
+      const ajvs = new ExtensionAjv((warning) => this.warnings.push(`${ext.file}: ${warning}`), patterns); // one per extension: its $ids are its own
+      return Promise.all(ext.artifact.manifest.tools.map((t) => argsValidator(t, ajvs)));
+    })();
+    // An outputSchema with patterns is compiled now, so a pattern RE2 cannot run fails the file at load as in an
+    // inputSchema; any other is compiled at its first result.
+    const results = this.oneShot ? [] : await Promise.all(ext.artifact.manifest.tools.map((t) => (usesPatterns(t.outputSchema) ? resultValidator(t, patterns) : undefined)));
+    this.extensions.push(ext);
+    this.inputOwners = undefined;
+    for (const [i, manifest] of ext.artifact.manifest.tools.entries()) {
+      if (BUILTIN_TOOLS.includes(manifest.name)) {
+        this.warnings.push(`${ext.file}: tool "${manifest.name}" is not loaded: the name is taken by a built-in tool`);
+        continue;
+      }
+      const other = this.tools.get(manifest.name)?.extension.file;
+      const contested = this.contested.get(manifest.name) ?? (other !== undefined ? [other] : undefined);
+      if (contested) {
+        this.tools.delete(manifest.name);
+        this.contested.set(manifest.name, [...contested, ext.file]);
+        continue;
+      }
+      let checker: Promise<Validator | undefined> | undefined = results[i] && Promise.resolve(results[i]);
+      const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, patterns)) : undefined;
+      this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i], checkResult });
+    }
+  }
+
+  /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller.
+   *  `via`: how to ask a human for approvals (the MCP request's client), or a CallState of the caller (a
+   *  plugins[...] call), whose way to ask and clock the callee shares. */
+  async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState): Promise<unknown> {
+    const entry = this.tools.get(name);
+    if (!entry) throw new KilnError(this.contestedMessage(name) ?? `no tool named "${name}" is loaded`);
+    const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
+    if (valueNestsDeeper(given)) throw new InvalidArgumentsError(`arguments for "${name}" nest more than ${MAX_JSON_DEPTH} levels deep; arguments may nest at most ${MAX_JSON_DEPTH}`);
+    const mismatch = await entry.validate?.(given);
+    if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
+    const subject = this.audit && { session: session.name, extension: entry.extension.file, sha256: entry.extension.artifact.sha256, tool: name };
+    if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
+    const started = performance.now();
+    try {
+      // A secret it declares that is not granted to its extension, or cannot be used: refused before it runs.
+      grantedSecrets(this.policy.grants, entry.extension.toolIdentity?.(name) ?? { file: entry.extension.file, sha256: entry.extension.artifact.sha256 }, entry.manifest);
+      this.secrets.check(entry.manifest);
+      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via)
+        .finally(() => session.pagesStopped(entry.extension)); // its pages' scripts stopped before it is answered
+      const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
+      if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
+      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
+      return result;
+    } catch (e) {
+      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'error', error: (e as Error)?.name ?? 'Error' });
+      throw e;
+    }
+  }
+
+  /** `op`, with its decision in the audit log when there is one: denied when it fails with a PermissionError
+   *  (a capability check refused it), allowed otherwise. */
+  private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, call: object | undefined, op: () => Promise<unknown>): Promise<unknown> {
+    if (!this.audit || kind === 'http.read') return op();
+    const started = performance.now();
+    const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => this.audit!.decision(call, {
+      session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,
+      target: auditTarget(kind, request), verdict, by, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
+    });
+    try {
+      const value = await op();
+      record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
+      return value;
+    } catch (e) {
+      if (e instanceof NotGrantedError) record('deny', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind, true), e.message);
+      else if (e instanceof PermissionError) record('deny', 'manifest or operator setting', e.message);
+      else record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
+      throw e;
+    }
+  }
+
+  /**
+   * Run something in `ext`'s guest in `session` under a deadline: `timeoutMs`, or the server's default.
+   * Code still running at the deadline is interrupted (see engine/instance.ts); a wait that outlasts it is
+   * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError. When `signal`
+   * aborts (the client cancelled the call, or went away), the call's commands are killed and its requests
+   * aborted, the guest sees an AbortError (ctx.signal, and what it awaits), and the call fails with a
+   * CancelledError. A guest that has not finished CANCEL_GRACE_MS later (it ignores the signal, or spins) is
+   * stopped and discarded. The returned promise settles only then, so the guest's queue (sessions/sessions.ts) never
+   * starts another call on a guest still winding down; the MCP layer answers the client at once.
+   */
+  async runInSession(
+    session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
+    start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
+  ): Promise<unknown> {
+    if (signal?.aborted) throw cancelled(name);
+    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, extras.call, () => {
+      const call = extras.call && this.calls.get(extras.call);
+      let sessionWritten = this.sessionWrites.get(session);
+      if (!sessionWritten) this.sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
+      // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
+      // than one call would.
+      const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
+      const policy = this.policy;
+      return performOp(kind, inv, request, extras, {
+        tool: ownManifest(ext, inv.tool),
+        extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
+        owner: ext.file,
+        // Read when a check asks, not when the op starts: a config changed while the op waited (for a human's
+        // approval, say) is what the check after the wait sees.
+        get ceiling() { return policy.commands; },
+        get grants() { return policy.grants; },
+        processes: session.processes,
+        http: session.httpFor(ext),
+        secrets: this.secrets,
+        browser: session.browserFor(ext),
+        // Each request a page makes is a decision of its own (browser-gate.ts), logged like fetch's.
+        recordPage: this.audit && ((d) => this.audit!.write({
+          session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
+          target: auditTarget('browser.request', d), verdict: d.verdict,
+          by: d.by === 'grant' ? decidedBy(this.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
+          ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
+        })),
+        // A page is bounded like its guest: the guest's memory limit, the call's CPU budget (policy/limits.ts).
+        pageLimits: () => ({ memory: guestMemory(this.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(this.policy, ownManifest(ext, inv.tool)) }),
+        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
+        // for approvals through its caller's client, and stops its caller's clock while it does.
+        callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),
+        extensionOf: (callee) => {
+          const e = this.tools.get(callee);
+          return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
+        },
+        approve: (request, forced) => this.approvals.approve(request, {
+          session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
+          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent,
+        }, forced),
+        judgesPaths: !this.approvals.off,
+        written: { call: spent.written, session: sessionWritten },
+        fs: this.policy.fs,
+        protectedFiles: () => this.protectedFiles(), // made only when a file operation asks
+        buildInputs: () => this.buildInputs(),
+        guestWrote: (paths) => {
+          const by = { extension: ext.toolIdentity?.(inv.tool)?.file ?? ext.file, tool: inv.tool };
+          for (const p of paths) this.guestWrites.record(p, by);
+        },
+      });
+    }));
+    if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
+    // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
+    const limit = Math.min(timeoutMs ?? this.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
+    const what = name === 'run_script' ? 'the script' : `tool "${name}"`;
+    const timedOut = () => new TimeoutError(
+      `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
+    );
+    const hook: CancelHook = {};
+    // The call's clock: `due` moves later by the time the call spends paused (waiting for a human's approval),
+    // and its guest's deadline with it (hook.extend); a caller through plugins[...] is paused along with it.
+    const parent = via && 'pause' in via ? via : undefined;
+    let due = performance.now() + limit;
+    let pauses = 0;
+    let pausedSince = 0;
+    let ended = false;
+    let timer: NodeJS.Timeout | undefined;
+    let fire: () => void = () => {};
+    const arm = () => {
+      clearTimeout(timer);
+      if (!ended && pauses === 0) timer = setTimeout(() => (performance.now() >= due - 1 ? fire() : arm()), Math.max(0, due - performance.now()));
+    };
+    this.calls.set(hook, {
+      via: parent ? parent.via : (via as AskVia | undefined),
+      spent: parent ? parent.spent : { questions: 0, written: { bytes: 0 } },
+      pause: () => {
+        const resumeParent = parent?.pause();
+        if (pauses++ === 0) {
+          pausedSince = performance.now();
+          clearTimeout(timer);
+        }
+        let resumed = false;
+        return () => {
+          if (resumed) return;
+          resumed = true;
+          const now = performance.now();
+          const credit = now - pausedSince; // time stopped since the last resume: overlapping pauses count once
+          pausedSince = now;
+          due += credit;
+          hook.extend?.(credit);
+          if (--pauses === 0) arm();
+          resumeParent?.();
+        };
+      },
+    });
+    // CPU time (policy/limits.ts): the lower of the tool's cpuMs and [limits] cpuMs; counted by the guest's instance.
+    const cpu = cpuBudget(this.policy, ext.artifact.manifest.tools.find((t) => t.name === name));
+    const mapped = start(instance, limit, hook, cpu?.ms).catch(async (e) => {
+      // The guest is gone (stopped at its deadline or CPU budget, out of memory, crashed): nobody can read its
+      // open response bodies any more, and they hold connections and slots. Cookies and vars stay.
+      if (e instanceof TimeoutError || e instanceof CpuLimitError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
+      if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
+      if (e instanceof CpuLimitError) {
+        throw new CpuLimitError(`${what} used more than ${cpu?.ms} ms of CPU time (${cpu?.setting ?? 'cpuMs'}); it was stopped and the session's guest was reset`);
+      }
+      if (e instanceof MemoryLimitError) {
+        const m = guestMemory(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools);
+        throw new MemoryLimitError(`${e.message} (the limit: ${m.bytes} bytes, ${m.setting})`);
+      }
+      const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
+      if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
+      throw e;
+    });
+    // A handler waiting on a promise that never settles is not running code: the clock catches it.
+    let onAbort: (() => void) | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      fire = () => {
+        ended = true;
+        session.discard(ext, `${what} exceeded its time limit`); // releases its bodies too
+        void session.unstick();
+        reject(timedOut());
+      };
+      arm();
+      onAbort = () => {
+        ended = true;
+        clearTimeout(timer);
+        hook.cancel?.(cancelledMessage(what, signal!.reason));
+        const grace = setTimeout(() => {
+          session.discard(ext, `${what} was cancelled and did not stop`); // stops it mid-run
+          reject(cancelled(name));
+        }, CANCEL_GRACE_MS);
+        const wound = () => {
+          clearTimeout(grace);
+          reject(cancelled(name));
+        };
+        mapped.then(wound, wound);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const value = await Promise.race([mapped, timeout]);
+      if (signal?.aborted) throw cancelled(name); // it finished after the cancel: the caller no longer wants it
+      return value;
+    } catch (e) {
+      throw signal?.aborted ? cancelled(name) : e;
+    } finally {
+      ended = true;
+      clearTimeout(timer);
+      this.calls.delete(hook);
+      this.audit?.endCall(hook); // what its decisions counted, not written (policy/audit-log.ts)
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// The limits of one call and of one guest: what the manifest declares, lowered by the operator's [limits]. The
+// lower of the two always wins; each result says which setting set it, for the error a call gets (extensions/registry.ts).
+import type { ToolManifest } from '../extensions/manifest.js';
+import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
+import type { OperatorPolicy } from './policy.js';
+
+/** A call's CPU time budget, in ms, and the setting it comes from. */
+export interface CpuBudget {
+  ms: number;
+  setting: string;
+}
+
+/** The CPU budget of a call of `tool` (a script's pseudo-tool declares none): the lower of its manifest's
+ *  cpuMs and the operator's [limits] cpuMs; undefined when neither sets one (then only the deadline applies). */
+export function cpuBudget(policy: OperatorPolicy, tool: Pick<ToolManifest, 'cpuMs'> | undefined): CpuBudget | undefined {
+  const declared = tool?.cpuMs;
+  const operator = policy.limits.cpuMs;
+  if (operator !== undefined && (declared === undefined || operator <= declared)) return { ms: operator, setting: "the server's [limits] cpuMs" };
+  if (declared !== undefined) return { ms: declared, setting: 'cpuMs in its manifest' };
+  return undefined;
+}
+
+/** A guest's heap limit, in bytes, and the setting it comes from. */
+export interface GuestMemory {
+  bytes: number;
+  setting: string;
+}
+
+/** The heap limit of `ext`'s guest. One guest serves every tool of a file, so the lowest memoryLimitBytes its
+ *  tools declare is the manifest's side; the operator's is its [limits.memory] entry, else [limits]
+ *  memoryLimitBytes. The lower wins. */
+export function guestMemory(policy: OperatorPolicy, ext: ExtensionIdentity, tools: readonly Pick<ToolManifest, 'name' | 'memoryLimitBytes'>[]): GuestMemory {
+  const entry = operatorEntry(policy.limits.memory, ext);
+  let out: GuestMemory = entry !== undefined
+    ? { bytes: entry, setting: "the server's [limits.memory] entry for this extension" }
+    : { bytes: policy.limits.memoryLimitBytes, setting: "the server's [limits] memoryLimitBytes" };
+  for (const t of tools) {
+    if (t.memoryLimitBytes !== undefined && t.memoryLimitBytes < out.bytes) out = { bytes: t.memoryLimitBytes, setting: `memoryLimitBytes of tool "${t.name}" in its manifest` };
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+// The Ajv that checks a tool's arguments, chosen by the schema's own `$schema`: draft-07 (also when `$schema`
+// is absent, and for draft-06), 2019-09 or 2020-12 — zod 4's z.toJSONSchema() writes 2020-12. Arguments get
+// the schema's `default`s filled in (useDefaults) and the common `format`s checked (ajv-formats).
+//
+// Invariants: validation's work is bounded by counts, so it runs inline with no deadline. `pattern` and
+// `patternProperties` are matched by RE2 (schema/linear-regexp.ts, through Ajv's `code.regExp`), and so are
+// ajv-formats' regular-expression formats; `uniqueItems` compares canonical JSON texts in a set instead of
+// every pair of items; Ajv never runs a schema's pattern against the schema's own property names
+// (allowMatchingProperties: Ajv would do it with JavaScript's backtracking RegExp, at load). What pattern
+// matching may cost per validation is bounded by work (PATTERN_WORK_LIMIT), what an extension's patterns may
+// compile to by PATTERN_PROGRAM_LIMIT (schema/linear-regexp.ts), the schema's size and depth where the manifest is
+// read (extensions/manifest.ts).
+//
+// The work of the compiled code itself is counted (schema/work.ts): each validation runs under SCHEMA_WORK_LIMIT
+// steps, and uniqueItems spends the length of the canonical texts it compares.
+import type { Ajv as AjvType } from 'ajv';
+import type { Draft } from '../extensions/manifest.js';
+import { ajvRegExp, linearFormats, loadRE2 } from './linear-regexp.js';
+import { countingHelpers, instrument, spendSchemaWork, TEXT_STEPS } from './work.js';
+
+export { draftOf, type Draft } from '../extensions/manifest.js';
+
+/** Options every argument validator uses (also part of the validator cache's key). */
+export const AJV_OPTIONS = { allErrors: true, useDefaults: true, strictSchema: 'log', strictTypes: false, strictTuples: false, strictRequired: false, allowMatchingProperties: true } as const;
+
+/** A fresh Ajv for `draft`; schema warnings (unknown keywords, ...) go to `warn`. */
+export async function makeAjv(draft: Draft, warn: (message: string) => void = () => {}, extra: Record<string, unknown> = {}): Promise<AjvType> {
+  const Ajv = draft === '2020-12' ? (await import('ajv/dist/2020.js')).default : draft === '2019-09' ? (await import('ajv/dist/2019.js')).default : (await import('ajv')).Ajv;
+  await loadRE2();
+  const code = { regExp: ajvRegExp, ...(extra.code as object | undefined), process: instrument };
+  const ajv = new (Ajv as unknown as new (o: object) => AjvType)({ ...AJV_OPTIONS, ...extra, code, logger: { log: () => {}, warn, error: warn } });
+  Object.assign(ajv, countingHelpers(ajvRegExp)); // what instrument()'s code calls
+  const formats = await import('ajv-formats');
+  (formats.default as unknown as (a: AjvType) => void)(ajv);
+  const { fullFormats } = (await import('ajv-formats/dist/formats.js')) as unknown as { fullFormats: Record<string, unknown> };
+  for (const [name, f] of Object.entries(linearFormats(fullFormats))) ajv.addFormat(name, f as never);
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: uniqueItems });
+  return ajv;
+}
+
+/** `uniqueItems`, linear in the array's JSON size: each item's canonical JSON text (keys sorted) goes into a
+ *  set. JSON Schema's equality is JSON equality, which canonical texts decide. */
+function uniqueItems(this: unknown, on: boolean, data: unknown[]): boolean {
+  const self = uniqueItems as unknown as { errors?: object[] | null };
+  self.errors = null;
+  if (!on) return true;
+  const seen = new Map<string, number>();
+  for (let j = 0; j < data.length; j++) {
+    const text = canonical(data[j]);
+    spendSchemaWork(text.length * TEXT_STEPS);
+    const i = seen.get(text);
+    if (i !== undefined) {
+      self.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: { i, j } }];
+      return false;
+    }
+    seen.set(text, j);
+  }
+  return true;
+}
+
+/** Text already written, as opposed to a value still to write (canonical's stack holds both). */
+class Text {
+  constructor(readonly text: string) {}
+}
+
+/** `v` as JSON with object keys sorted. Iterative: arguments may nest as deep as JSON.parse allows. */
+function canonical(v: unknown): string {
+  const out: string[] = [];
+  const todo: unknown[] = [v];
+  while (todo.length) {
+    const x = todo.pop();
+    if (x instanceof Text) out.push(x.text);
+    else if (Array.isArray(x)) {
+      todo.push(new Text(']'));
+      for (let i = x.length - 1; i >= 0; i--) todo.push(x[i], new Text(i ? ',' : ''));
+      todo.push(new Text('['));
+    } else if (typeof x === 'object' && x !== null) {
+      const keys = Object.keys(x).sort();
+      todo.push(new Text('}'));
+      for (let i = keys.length - 1; i >= 0; i--) todo.push((x as Record<string, unknown>)[keys[i]], new Text(`${i ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      todo.push(new Text('{'));
+    } else out.push(JSON.stringify(x) ?? 'null');
+  }
+  return out.join('');
+}
