@@ -10,7 +10,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { Ajv } from 'ajv';
 import { AJV_OPTIONS, makeAjv } from '../dist/host/schema/ajv.js';
 import { argsValidator, cachedValidator } from '../dist/host/schema/validators.js';
-import { instrument, lastSchemaWork, SCHEMA_WORK_LIMIT, withSchemaBudget } from '../dist/host/schema/work.js';
+import { DEFAULT_STEPS, instrument, lastSchemaWork, MAX_VALIDATOR_BYTES, POINTER_ESCAPE_STEPS, SCHEMA_WORK_LIMIT, withSchemaBudget } from '../dist/host/schema/work.js';
 
 // Strings that look like what instrument() finds and rewrites, in every place a schema puts a string.
 const CODE_LIKE = ['for(const k in data){', '}', '{', 'errors++;', 'Object.keys(data).length', 'vErrors.concat(x)', '/*', '*/', '"', "'", '`', '\\', 'x.replace(/~/g, "~0").replace(/\\//g, "~1")', 'const func0 = scope.func[0];', 'function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){'];
@@ -100,7 +100,40 @@ test('code kiln cannot parse is refused, never run uncounted', () => {
   assert.throws(() => instrument('return function f(x){return x}'), /unknown function head/);
   const head = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){';
   assert.throws(() => instrument(`return ${head}if(x){`), /unbalanced brace/);
-  assert.throws(() => instrument(`return ${head}for(const a of b){};}`), /the loop/);
+  assert.throws(() => instrument(`return ${head}for(const a of b.c()){};}`), /the loop/);
+  assert.match(instrument(`return ${head}for(const v0 of schema1.enum){a();}}`), /kilnWork\(6\);a\(\)/, 'a loop over a list in the schema is counted per item');
   assert.throws(() => instrument(`return ${head}"unterminated;}`), /unterminated string/);
   assert.match(instrument(`return ${head}const s = "}{for(x){";for(let i=0; i<n; i++){a();}}`), /^return function validate1\(.*?\)\{self\.kilnWork\(\d+\);const s = "\}\{for\(x\)\{";for\(let i=0; i<n; i\+\+\)\{self\.kilnWork\(6\);a\(\);\}\}$/);
+});
+
+test('what compiling may not do: a comment other than the $id\'s sourceURL, an $async validator, more code than MAX_VALIDATOR_BYTES', () => {
+  const head = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){';
+  assert.match(instrument(`return ${head}/*# sourceURL="http://x.example/s" */;return true;}`), /kilnWork/);
+  assert.throws(() => instrument(`return ${head}/*# sourceURL="http://x.example/s#*/evil();/*" */;return true;}`), /a comment that is not its sourceURL/);
+  assert.throws(() => instrument(`return async ${head}return true;}`), /asynchronous schemas \(\$async\) are not supported/);
+  assert.throws(() => instrument(`return ${head}const s = "${'x'.repeat(MAX_VALIDATOR_BYTES)}";}`), /bytes of validator code, more than/);
+});
+
+test('a default is counted by the size of what it writes, a property name\'s pointer by its escapes', async () => {
+  const steps = async (inputSchema, args) => {
+    const v = await argsValidator({ name: 't', inputSchema });
+    assert.equal(await v(args), undefined);
+    return lastSchemaWork();
+  };
+  const withDefault = (n) => ({ type: 'object', properties: { a: { default: 'x'.repeat(n) } } });
+  assert.equal(await steps(withDefault(1002), {}) - await steps(withDefault(2), {}), 1000 * DEFAULT_STEPS + 1000, 'its copy, and its bytes of code');
+  assert.equal(await steps(withDefault(1002), { a: 'given' }), await steps(withDefault(2), { a: 'given' }) + 1000, 'a default not written costs only its code');
+  const ref = { type: 'object', definitions: { d: { type: 'number' } }, additionalProperties: { $ref: '#/definitions/d' } };
+  const plain = await steps(ref, { ['a'.repeat(1000)]: 1 });
+  assert.equal(await steps(ref, { ['~/'.repeat(500)]: 1 }) - plain, 1000 * POINTER_ESCAPE_STEPS);
+});
+
+test('a schema holds at most MAX_SCHEMA_NODES objects and arrays, and no $id with "*/" in it', async () => {
+  const { parseTools, MAX_SCHEMA_NODES } = await import('../dist/host/extensions/manifest.js');
+  const tool = (inputSchema) => [{ name: 't', inputSchema }];
+  const props = (n) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, {}])) });
+  assert.equal(parseTools(tool(props(MAX_SCHEMA_NODES - 2))).length, 1, 'the root, its properties and each property: exactly the bound');
+  assert.throws(() => parseTools(tool(props(MAX_SCHEMA_NODES - 1))), /tool "t": inputSchema holds more than 4096 objects and arrays/);
+  assert.throws(() => parseTools(tool({ type: 'object', properties: { a: { $id: 'http://x/#*/evil()/*' } } })), /tool "t": inputSchema has a \$id with "\*\/" in it/);
+  assert.equal(parseTools(tool({ type: 'object', $id: 'http://x.example/a*b/c' })).length, 1, 'a * or a / alone is fine');
 });

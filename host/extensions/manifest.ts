@@ -77,9 +77,28 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Names kiln keeps for its own tools. */
 const RESERVED = /^(kiln_|run_script$)/i;
 
-/** How deep and how large an inputSchema may be: enough for any real schema, bounded for the validator. */
+/** How deep and how large an inputSchema may be, and how many objects and arrays it may hold: enough for any
+ *  real schema, bounded for the validator (compiling takes time in proportion to the schema's objects). */
 export const MAX_SCHEMA_DEPTH = 64;
 export const MAX_SCHEMA_BYTES = 256 * 1024;
+export const MAX_SCHEMA_NODES = 4096;
+
+/** Why `schema` cannot be compiled safely, or undefined: too many objects and arrays, or a `$id` holding "*\/"
+ *  (Ajv writes each `$id` into a comment of the code it generates, and "*\/" would end it: the rest would run
+ *  as the server's code). */
+function schemaRefusal(schema: unknown): string | undefined {
+  let nodes = 0;
+  const stack = [schema];
+  while (stack.length) {
+    const x = stack.pop();
+    if (typeof x !== 'object' || x === null) continue;
+    if (++nodes > MAX_SCHEMA_NODES) return `holds more than ${MAX_SCHEMA_NODES} objects and arrays`;
+    const id = (x as Record<string, unknown>).$id;
+    if (typeof id === 'string' && id.includes('*/')) return `has a $id with "*/" in it (${JSON.stringify(id).slice(0, 60)}); a $id is a URI, which needs none`;
+    stack.push(...Object.values(x));
+  }
+  return undefined;
+}
 
 /** The nesting depth of a JSON value (iterative: a hostile value cannot overflow the host's stack). */
 export function jsonDepth(v: unknown): number {
@@ -163,6 +182,8 @@ function checkSchema(name: string, schema: Record<string, unknown>, field = 'inp
   draftOf(name, schema, field);
   if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new ManifestError(`tool "${name}": ${field} nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
   if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) throw new ManifestError(`tool "${name}": ${field} is larger than ${MAX_SCHEMA_BYTES} bytes`);
+  const refusal = schemaRefusal(schema);
+  if (refusal) throw new ManifestError(`tool "${name}": ${field} ${refusal}`);
 }
 
 function parseAnnotations(tool: string, v: unknown): ToolAnnotations | undefined {

@@ -12,16 +12,23 @@
 // read (extensions/manifest.ts).
 //
 // The work of the compiled code itself is counted (schema/work.ts): each validation runs under SCHEMA_WORK_LIMIT
-// steps, and uniqueItems spends the length of the canonical texts it compares.
+// steps, and uniqueItems spends as it writes its canonical texts (each item and property, each character). A
+// `$ref` is a call of its target's function (inlineRefs: false), never a copy of its code: R references to a
+// schema of D checks would otherwise compile to R × D checks. ajv-formats' `regex` format compiles a JavaScript
+// RegExp, whose parser takes ~110 bytes a character outside the heap's limit: a string over
+// REGEX_FORMAT_MAX_CHARS is not a regex kiln accepts.
 import type { Ajv as AjvType } from 'ajv';
 import type { Draft } from '../extensions/manifest.js';
 import { ajvRegExp, linearFormats, loadRE2 } from './linear-regexp.js';
-import { countingHelpers, instrument, spendSchemaWork, TEXT_STEPS } from './work.js';
+import { countingHelpers, instrument, ITEM_STEPS, keySteps, NODE_STEPS, spendSchemaWork, TEXT_STEPS } from './work.js';
 
 export { draftOf, type Draft } from '../extensions/manifest.js';
 
 /** Options every argument validator uses (also part of the validator cache's key). */
-export const AJV_OPTIONS = { allErrors: true, useDefaults: true, strictSchema: 'log', strictTypes: false, strictTuples: false, strictRequired: false, allowMatchingProperties: true } as const;
+/** The longest string the `regex` format compiles. */
+export const REGEX_FORMAT_MAX_CHARS = 64 * 1024;
+
+export const AJV_OPTIONS = { allErrors: true, useDefaults: true, strictSchema: 'log', strictTypes: false, strictTuples: false, strictRequired: false, allowMatchingProperties: true, inlineRefs: false } as const;
 
 /** A fresh Ajv for `draft`; schema warnings (unknown keywords, ...) go to `warn`. */
 export async function makeAjv(draft: Draft, warn: (message: string) => void = () => {}, extra: Record<string, unknown> = {}): Promise<AjvType> {
@@ -34,6 +41,8 @@ export async function makeAjv(draft: Draft, warn: (message: string) => void = ()
   (formats.default as unknown as (a: AjvType) => void)(ajv);
   const { fullFormats } = (await import('ajv-formats/dist/formats.js')) as unknown as { fullFormats: Record<string, unknown> };
   for (const [name, f] of Object.entries(linearFormats(fullFormats))) ajv.addFormat(name, f as never);
+  const regex = fullFormats.regex as (s: string) => boolean;
+  ajv.addFormat('regex', (s: string) => s.length <= REGEX_FORMAT_MAX_CHARS && regex(s));
   ajv.removeKeyword('uniqueItems');
   ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: uniqueItems });
   return ajv;
@@ -48,7 +57,6 @@ function uniqueItems(this: unknown, on: boolean, data: unknown[]): boolean {
   const seen = new Map<string, number>();
   for (let j = 0; j < data.length; j++) {
     const text = canonical(data[j]);
-    spendSchemaWork(text.length * TEXT_STEPS);
     const i = seen.get(text);
     if (i !== undefined) {
       self.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: { i, j } }];
@@ -59,28 +67,43 @@ function uniqueItems(this: unknown, on: boolean, data: unknown[]): boolean {
   return true;
 }
 
-/** Text already written, as opposed to a value still to write (canonical's stack holds both). */
-class Text {
-  constructor(readonly text: string) {}
+/** `v` as JSON with object keys sorted, spending as it goes so that a budget past its limit stops it before
+ *  more is written: a value with no object in it is JSON.stringify's own text (after a walk that counts its
+ *  items); one with objects is written by JSON.stringify through a replacer that sorts a copy of each object
+ *  (each value it visits spends NODE_STEPS: a call into JavaScript for every value). */
+function canonical(v: unknown): string {
+  if (!holdsObject(v)) {
+    const text = JSON.stringify(v) ?? 'null';
+    spendSchemaWork(text.length * TEXT_STEPS);
+    return text;
+  }
+  return JSON.stringify(v, (_key, x: unknown) => {
+    spendSchemaWork(NODE_STEPS);
+    if (typeof x === 'string') spendSchemaWork(x.length * TEXT_STEPS);
+    else if (typeof x === 'object' && x !== null && !Array.isArray(x)) {
+      const keys = Object.keys(x);
+      spendSchemaWork(keySteps(keys.length));
+      keys.sort();
+      const sorted: Record<string, unknown> = Object.create(null); // "__proto__" stays a key
+      for (const k of keys) {
+        spendSchemaWork(k.length * TEXT_STEPS);
+        sorted[k] = (x as Record<string, unknown>)[k];
+      }
+      return sorted;
+    }
+    return x;
+  }) ?? 'null';
 }
 
-/** `v` as JSON with object keys sorted. Iterative: arguments may nest as deep as JSON.parse allows. */
-function canonical(v: unknown): string {
-  const out: string[] = [];
+/** Whether `v` holds an object (not an array) at any depth; a step per item looked at. Iterative. */
+function holdsObject(v: unknown): boolean {
   const todo: unknown[] = [v];
   while (todo.length) {
     const x = todo.pop();
-    if (x instanceof Text) out.push(x.text);
-    else if (Array.isArray(x)) {
-      todo.push(new Text(']'));
-      for (let i = x.length - 1; i >= 0; i--) todo.push(x[i], new Text(i ? ',' : ''));
-      todo.push(new Text('['));
-    } else if (typeof x === 'object' && x !== null) {
-      const keys = Object.keys(x).sort();
-      todo.push(new Text('}'));
-      for (let i = keys.length - 1; i >= 0; i--) todo.push((x as Record<string, unknown>)[keys[i]], new Text(`${i ? ',' : ''}${JSON.stringify(keys[i])}:`));
-      todo.push(new Text('{'));
-    } else out.push(JSON.stringify(x) ?? 'null');
+    if (typeof x !== 'object' || x === null) continue;
+    if (!Array.isArray(x)) return true;
+    spendSchemaWork(x.length * ITEM_STEPS);
+    for (const y of x) if (typeof y === 'object' && y !== null) todo.push(y);
   }
-  return out.join('');
+  return false;
 }

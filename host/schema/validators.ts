@@ -26,7 +26,7 @@ import { PatternWorkExceeded, programBudget, withPatternBudget, withProgramBudge
 import { cacheDir } from '../paths.js';
 import { ManifestError, type ToolManifest } from '../extensions/manifest.js';
 import { AJV_OPTIONS, draftOf, makeAjv, type Draft } from './ajv.js';
-import { countingHelpers, instrument, SchemaWorkExceeded, withSchemaBudget } from './work.js';
+import { countingHelpers, EXPLAIN_WORK_LIMIT, instrument, SCHEMA_WORK_LIMIT, SchemaWorkExceeded, withSchemaBudget } from './work.js';
 
 /** Arguments that fail: why, or undefined. */
 export type Validator = (args: unknown) => Promise<string | undefined> | string | undefined;
@@ -84,8 +84,8 @@ export function errorsText(errors: { instancePath: string; message?: string }[] 
 }
 
 /** Run a compiled validator under the pattern-work and schema-work bounds; `undefined` when valid, else why not. */
-function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: unknown, text: (errors: any) => string): string | undefined {
-  return withSchemaBudget(() => withPatternBudget(() => (validate(value) ? undefined : text(validate.errors))));
+function run(validate: ((v: unknown) => boolean) & { errors?: unknown }, value: unknown, text: (errors: any) => string, limit = SCHEMA_WORK_LIMIT): string | undefined {
+  return withSchemaBudget(() => withPatternBudget(() => (validate(value) ? undefined : text(validate.errors))), limit);
 }
 
 /** Whether `e` is a validation past one of its work bounds. */
@@ -133,7 +133,7 @@ export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new
     const all = await explaining.catch(() => undefined);
     if (!all) return undefined;
     try {
-      return run(all, args, text);
+      return run(all, args, text, EXPLAIN_WORK_LIMIT);
     } catch (e) {
       if (overBudget(e)) return undefined; // the deciding pass's first errors explain it then
       throw e;

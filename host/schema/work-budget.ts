@@ -6,16 +6,19 @@ export class WorkBudget {
   private left: number | undefined;
   /** What the last finished run spent (how tests and the bench see the count). */
   lastSpent = 0;
+  private started = 0;
 
   constructor(readonly limit: number, private readonly exceeded: () => Error) {}
 
-  run<T>(f: () => T): T {
+  /** `limit`: this run's, when not the budget's own. */
+  run<T>(f: () => T, limit = this.limit): T {
     if (this.left !== undefined) return f();
-    this.left = this.limit;
+    this.left = limit;
+    this.started = limit;
     try {
       return f();
     } finally {
-      this.lastSpent = this.limit - this.left;
+      this.lastSpent = this.started - this.left;
       this.left = undefined;
     }
   }

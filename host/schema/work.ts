@@ -32,24 +32,40 @@ export const SCHEMA_WORK_LIMIT = 2 ** 30;
  *  compares, an error created or copied (its object and what it holds). A byte of validator code is a step. */
 export const CHAR_STEPS = 8;
 export const KEY_STEPS = 256;
-export const TEXT_STEPS = 16;
+export const TEXT_STEPS = 32;
 export const ITEM_STEPS = 16;
+/** Steps per value uniqueItems' canonical text of an object writes (a call into JavaScript for each, and what it
+ *  keeps: ~100–200 bytes). */
+export const NODE_STEPS = 256;
+/** Steps per "~" or "/" escaped in a property name written as a JSON pointer (each is a match of a global
+ *  replace: up to ~800 ns and a part kept until the result is built). */
+export const POINTER_ESCAPE_STEPS = 1024;
 export const ERROR_STEPS = 1024;
+/** Steps per character a format reads (ajv-formats' expressions run on re2js at up to ~125 ns a character). */
+export const FORMAT_CHAR_STEPS = 128;
+/** Steps per byte of a `default` written into the arguments: each is a fresh copy, up to ~20 bytes of heap a
+ *  byte of its JSON. */
+export const DEFAULT_STEPS = 128;
+/** The most validator code one schema may compile to (after counting is added): what V8 parses and keeps. */
+export const MAX_VALIDATOR_BYTES = 8 * 1024 * 1024;
 
 export class SchemaWorkExceeded extends Error {}
+
+/** What explaining a refusal (the allErrors pass) may spend, after the deciding pass spent up to the limit. */
+export const EXPLAIN_WORK_LIMIT = SCHEMA_WORK_LIMIT / 4;
 
 const budget = new WorkBudget(SCHEMA_WORK_LIMIT, () => new SchemaWorkExceeded(`validating them against the schema needs more than ${SCHEMA_WORK_LIMIT} steps ` +
   '(bytes of validator code run, characters and properties examined, errors collected): the schema is too large for arguments this large, or a recursive anyOf/oneOf grows exponentially with how deep they nest'));
 
-/** Run `f` (one validation) with a fresh budget; nested calls share the outer one. */
-export const withSchemaBudget = <T>(f: () => T): T => budget.run(f);
+/** Run `f` (one validation) with a fresh budget of `limit` steps; nested calls share the outer one. */
+export const withSchemaBudget = <T>(f: () => T, limit = SCHEMA_WORK_LIMIT): T => budget.run(f, limit);
 export const spendSchemaWork = (steps: number): void => budget.spend(steps);
 /** Steps the last validation spent. */
 export const lastSchemaWork = (): number => budget.lastSpent;
 
 /** Steps for listing `n` properties: V8 lists a small object's in a few nanoseconds each, a large one's (a
  *  dictionary, sorted on listing) in up to ~230. */
-const keySteps = (n: number): number => n * Math.min(KEY_STEPS, 8 + (n >> 3));
+export const keySteps = (n: number): number => n * Math.min(KEY_STEPS, 8 + (n >> 3));
 
 // Ajv's run-time helpers, known by the code Ajv writes to load them (`code`, set on each by Ajv): kiln run's
 // cached validators load Ajv's helpers only when their schema uses them.
@@ -88,9 +104,13 @@ export function countingHelpers(regExp: unknown): Record<string, unknown> {
     throw new Error('kiln cannot count the work of a helper the validator Ajv generated uses');
   };
   const format = (f: any): unknown => {
-    const count = (v: (s: string) => unknown) => (s: unknown) => (typeof s === 'string' && spendSchemaWork(s.length * CHAR_STEPS), v(s as string));
+    const count = (v: (s: string) => unknown) => (s: unknown) => (typeof s === 'string' && spendSchemaWork(s.length * FORMAT_CHAR_STEPS), v(s as string));
     if (typeof f === 'function') return count(f);
-    if (f && typeof f.validate === 'function') return { ...f, validate: count(f.validate.bind(f)) };
+    if (f && typeof f.validate === 'function') {
+      // formatMinimum and its kin (ajv-formats) compare two values of the format
+      const compare = typeof f.compare === 'function' ? (a: unknown, b: unknown) => (count(() => 0)(a), count(() => 0)(b), f.compare(a, b)) : f.compare;
+      return { ...f, validate: count(f.validate.bind(f)), compare };
+    }
     if (f && typeof f.test === 'function') return { ...f, test: count(f.test.bind(f)) };
     return f;
   };
@@ -104,7 +124,14 @@ export function countingHelpers(regExp: unknown): Record<string, unknown> {
       spendSchemaWork(keySteps(n));
       return n;
     },
-    kilnPointer: (key: string) => (spendSchemaWork(key.length * CHAR_STEPS), key.replace(/~/g, '~0').replace(/\//g, '~1')),
+    kilnPointer: (key: string) => {
+      spendSchemaWork(key.length * CHAR_STEPS);
+      let escapes = 0;
+      for (let i = key.indexOf('~'); i >= 0; i = key.indexOf('~', i + 1)) escapes++;
+      for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) escapes++;
+      spendSchemaWork(escapes * POINTER_ESCAPE_STEPS);
+      return escapes ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
+    },
     kilnErrors: (errors: unknown[], into: unknown[]) => (spendSchemaWork(errors.length * ERROR_STEPS + into.length), errors),
   };
 }
@@ -113,9 +140,13 @@ export function countingHelpers(regExp: unknown): Record<string, unknown> {
 // drafts 2019-09 and 2020-12).
 const FUNCTION_HEAD = /function \w+\(data, \{instancePath="", parentData, parentDataProperty, rootData=data(?:, dynamicAnchors=\{\})?\}=\{\}\)\{/g;
 
+// The comment Ajv writes at the start of a schema's function when it has a $id: the $id as a JSON string.
+const SOURCE_URL = /^\/\*# sourceURL="(?:[^"\\]|\\.)*" \*\/$/;
+
 // An error created where it is found (Ajv's reportError): its object, stored and counted. A string in it that
-// holds this text can only end the match early (fewer bytes left uncounted).
-const ERROR_CODE = /const (err\d+) = \{instancePath[^]*?\};if\(vErrors === null\)\{vErrors = \[\1\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g;
+// holds this text can only end the match early (fewer bytes left uncounted); an error of more than 4 KiB of
+// code is counted by its bytes as well (more counted, never less), and no match looks further than that.
+const ERROR_CODE = /const (err\d+) = \{instancePath[^]{0,4096}?\};if\(vErrors === null\)\{vErrors = \[\1\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g;
 
 /** Rewrites at fixed offsets of the source, outside string literals. */
 type Edit = { at: number; end: number; text: string };
@@ -127,7 +158,10 @@ interface Body {
   inner: Body[];
 }
 
-const REWRITES: { re: RegExp; to: (m: RegExpExecArray) => string }[] = [
+/** A rewrite: the text that replaces each match of `re` outside string literals; with `back`, the match is
+ *  widened back over the characters `back` matches (handed to `to` as `name`). Every pattern starts with fixed
+ *  text, so finding them is linear in the source. */
+const REWRITES: { re: RegExp; back?: RegExp; to: (m: RegExpExecArray, name: string) => string }[] = [
   // a callee's errors appended to the caller's (Ajv's addErrorsFrom)
   { re: /vErrors\.concat\(([\w.]+)\)/g, to: (m) => `vErrors.concat(self.kilnErrors(${m[1]}, vErrors))` },
   // an error created (reportError/addError)
@@ -135,7 +169,14 @@ const REWRITES: { re: RegExp; to: (m: RegExpExecArray) => string }[] = [
   // minProperties / maxProperties
   { re: /Object\.keys\(([\w.]+)\)\.length/g, to: (m) => `self.kilnKeyCount(${m[1]})` },
   // the JSON pointer of a property name in an error's instancePath
-  { re: /(\w+)\.replace\(\/~\/g, "~0"\)\.replace\(\/\\\/\/g, "~1"\)/g, to: (m) => `self.kilnPointer(${m[1]})` },
+  // (the name before it is found by looking back: a pattern that starts with it would try every run of word
+  // characters in the source, quadratic in their length)
+  { re: /\.replace\(\/~\/g, "~0"\)\.replace\(\/\\\/\/g, "~1"\)/g, back: /\w/, to: (_m, name) => `self.kilnPointer(${name})` },
+  // a `default` written into the arguments (Ajv's assignDefault): a fresh copy of its JSON each time
+  {
+    re: /if\((data\d*(?:\.[A-Za-z_$][\w$]*|\[(?:"(?:[^"\\]|\\.)*"|\d+)\]))(?: === undefined| === undefined \|\| \1 === null \|\| \1 === "")\)\{\1 = /g,
+    to: (m) => `${m[0].slice(0, m[0].length - m[1].length - 3)}self.kilnWork(${jsonLength(m.input, m.index! + m[0].length) * DEFAULT_STEPS});${m[1]} = `,
+  },
   // helpers and formats from the scope
   { re: /const (func\d+) = (scope\.func\[\d+\]|require\("ajv\/dist\/runtime\/\w+"\)\.default);/g, to: (m) => `const ${m[1]} = self.kilnFunc(${m[2]});` },
   { re: /const (formats\d+) = (scope\.formats\[\d+\]);/g, to: (m) => `const ${m[1]} = self.kilnFormat(${m[2]});` },
@@ -144,11 +185,15 @@ const REWRITES: { re: RegExp; to: (m: RegExpExecArray) => string }[] = [
 /** Ajv's `code.process`: `source` (compiled schema functions and their scope) rewritten to spend its work
  *  (see the header). Throws on code it cannot parse. */
 export function instrument(source: string): string {
+  if (source.length > MAX_VALIDATOR_BYTES) throw new Error(`it compiles to ${source.length} bytes of validator code, more than ${MAX_VALIDATOR_BYTES}`);
   const edits: Edit[] = [];
   const strings: [number, number][] = []; // [start, end) of string literals and comments
   const heads = new Set<number>();
   for (const m of source.matchAll(FUNCTION_HEAD)) heads.add(m.index! + m[0].length - 1);
   if (!heads.size) throw new Error('kiln cannot count the work of the validator Ajv generated (unknown function head)');
+  // `$async: true`: the validator would return a promise; kiln decides arguments synchronously. (A JSON string
+  // cannot hold this text: its quotes would be escaped.)
+  if (/async function \w+\(data, \{instancePath=""/.test(source)) throw new Error('asynchronous schemas ($async) are not supported: kiln validates arguments synchronously');
 
   const unknown = (what: string) => new Error(`kiln cannot count the work of the validator Ajv generated (${what})`);
   const top: Body[] = [];
@@ -167,8 +212,11 @@ export function instrument(source: string): string {
       if (i >= source.length) throw unknown('an unterminated string');
       strings.push([start, i + 1]);
     } else if (c === '/' && source[i + 1] === '*') {
+      // Ajv's only comment names the schema's $id (`/*# sourceURL="…" */`); a $id holding "*/" would end it early
+      // and its rest would be code (extensions/manifest.ts refuses such a $id; this refuses what gets past)
       const end = source.indexOf('*/', i + 2);
       if (end < 0) throw unknown('an unterminated comment');
+      if (!SOURCE_URL.test(source.slice(i, end + 2))) throw unknown('a comment that is not its sourceURL');
       strings.push([i, end + 2]);
       i = end + 1;
     } else if (c === '\\') i++; // in a regular expression literal
@@ -178,7 +226,9 @@ export function instrument(source: string): string {
       const head = source.slice(i + 4, close);
       const forIn = /^((?:const|let|var) \w+ in )([\w.]+)$/.exec(head);
       if (forIn) edits.push({ at: i + 4, end: close, text: `${forIn[1]}self.kilnIn(${forIn[2]})` });
-      else if (/ (in|of) /.test(head)) throw unknown(`the loop "for(${head})"`);
+      // for…of over a list in the schema (an enum or a required of 200 or more: Ajv's loopEnum, loopRequired),
+      // counted per iteration like any loop
+      else if (/ (in|of) /.test(head) && !/^\s*(?:(?:const|let|var) )?\w+ of [\w.$]+(?:\[\d+\])?$/.test(head)) throw unknown(`the loop "for(${head})"`);
       loopBrace = close + 1;
       i = close;
     } else if (c === '{') {
@@ -234,8 +284,12 @@ export function instrument(source: string): string {
     }
     return false;
   };
-  for (const { re, to } of REWRITES) {
-    for (const m of source.matchAll(re)) if (!inString(m.index!)) edits.push({ at: m.index!, end: m.index! + m[0].length, text: to(m) });
+  for (const { re, back, to } of REWRITES) {
+    for (const m of source.matchAll(re)) {
+      let at = m.index!;
+      if (back) while (at > 0 && back.test(source[at - 1])) at--;
+      if (!inString(at)) edits.push({ at, end: m.index! + m[0].length, text: to(m, source.slice(at, m.index!)) });
+    }
   }
 
   edits.sort((a, b) => a.at - b.at || a.end - b.end);
@@ -246,7 +300,32 @@ export function instrument(source: string): string {
     out += source.slice(from, e.at) + e.text;
     from = e.end;
   }
-  return out + source.slice(from);
+  out += source.slice(from);
+  if (out.length > MAX_VALIDATOR_BYTES) throw new Error(`it compiles to ${out.length} bytes of validator code, more than ${MAX_VALIDATOR_BYTES}`);
+  return out;
+}
+
+/** The length of the JSON literal Ajv wrote at `at` (a default's value). */
+function jsonLength(source: string, at: number): number {
+  const c = source[at];
+  if (c === '{' || c === '[') {
+    let depth = 0;
+    for (let i = at; i < source.length; i++) {
+      const d = source[i];
+      if (d === '"') {
+        for (i++; i < source.length && source[i] !== '"'; i++) if (source[i] === '\\') i++;
+      } else if (d === '{' || d === '[') depth++;
+      else if ((d === '}' || d === ']') && --depth === 0) return i + 1 - at;
+    }
+    throw new Error('kiln cannot count the work of the validator Ajv generated (an unterminated default)');
+  }
+  if (c === '"') {
+    let i = at + 1;
+    for (; i < source.length && source[i] !== '"'; i++) if (source[i] === '\\') i++;
+    return i + 1 - at;
+  }
+  const end = source.indexOf(';', at);
+  return (end < 0 ? source.length : end) - at;
 }
 
 /** The index of the `)` matching the `(` at `open`, skipping string literals. */

@@ -64,6 +64,19 @@ attack('steady-large-valid-arguments', 'valid arguments of megabytes are accepte
   assert.match(bad.text, /args\/xs\/59999 must match exactly one schema in oneOf/, "a refusal of large arguments is still explained");
 }, { timeout: 600_000 });
 
+attack('steady-long-lists', 'an enum of 250 values and a required list of 250 names (Ajv loops over them) load and decide as Ajv does', async (t) => {
+  const codes = Array.from({ length: 250 }, (_, i) => `C${i}`);
+  const schema = { type: 'object', properties: { country: { type: 'string', enum: codes }, o: { type: 'object', required: codes } } };
+  const dir = sources(t, { 'lists.ts': `defineTool({ name: 'lists.t', exposeAsTool: true, inputSchema: ${JSON.stringify(schema)}, handler: () => 'ran' });`, 'other.ts': OTHER });
+  const { client } = await serve(t, [dir]);
+  assert.equal((await call(client, 'lists.t', { country: 'C249', o: Object.fromEntries(codes.map((c) => [c, 1])) })).json, 'ran');
+  const bad = await call(client, 'lists.t', { country: 'XX' });
+  assert.equal(bad.isError, true);
+  assert.match(bad.text, /args\/country must be equal to one of the allowed values/);
+  const missing = await call(client, 'lists.t', { o: Object.fromEntries(codes.slice(1).map((c) => [c, 1])) });
+  assert.match(missing.text, /args\/o must have required property 'C0'/);
+});
+
 attack('steady-format-url-quadratic', 'a 400,000-character url that is quadratic for the native url expression is refused at once, as not a url', async (t) => {
   const { client } = await servers(t);
   const r = await call(client, 'st.url', { u: 'http://' + ':'.repeat(400000) + ' ' });
