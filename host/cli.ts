@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { readManifest } from './extensions/artifact.js';
 import { Engine, sha256 } from './engine/engine.js';
-import { KilnError } from './errors.js';
+import { KilnError, UsageError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './extensions/discovery.js';
 import { GUEST_WRITES, GuestWrites } from './build/guest-writes.js';
@@ -237,6 +237,7 @@ async function run(argv: string[]): Promise<number> {
 
 async function mcp(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' }, watch: { type: 'boolean' } } });
+  if (values.http !== undefined) (await import('./mcp/http.js')).parseListen(values.http); // a usage error, before anything loads
   let config: KilnConfig | undefined;
   let configPath: string | undefined;
   const registry = await loadRegistry(positionals, values.config, true, false, (c, f) => {
@@ -300,7 +301,7 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { if (code >= 0) process.exitCode = code; },
   (e) => {
-    const usage = typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_');
+    const usage = e instanceof UsageError || (typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_'));
     err(e instanceof KilnError || usage ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
     process.exitCode = usage ? 2 : e instanceof KilnError ? 1 : 70;
   },

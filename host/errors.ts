@@ -5,6 +5,11 @@ export class KilnError extends Error {
 }
 
 /** The engine build is missing or not the one this host expects. */
+/** The command line itself is wrong (an option's value): `kiln` exits 2 before loading anything. */
+export class UsageError extends KilnError {
+  override name = 'UsageError';
+}
+
 export class EngineError extends KilnError {
   override name = 'EngineError';
 }

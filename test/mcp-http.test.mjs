@@ -39,15 +39,20 @@ async function client(t, url, token = TOKEN) {
   return c;
 }
 
-/** A raw POST of an initialize request with the given headers; resolves with the status code. */
-function rawInitialize(url, headers, padding = 0) {
+/** A raw POST of an initialize request with the given headers; resolves with the status code (`whole`: with
+ *  the body and the WWW-Authenticate header too). */
+function rawInitialize(url, headers, padding = 0, whole = false) {
   const u = new URL(url);
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) + ' '.repeat(padding);
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: {
       'content-type': 'application/json', accept: 'application/json, text/event-stream', host: u.host, 'content-length': Buffer.byteLength(body), ...headers,
-    } }, (res) => { answered = true; res.resume(); resolve(res.statusCode); });
+    } }, (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8').on('data', (d) => { text += d; }).on('end', () => resolve(whole ? { status: res.statusCode, text: JSON.parse(text).error.message, challenge: res.headers['www-authenticate'] } : res.statusCode));
+    });
     req.on('error', (e) => { if (!answered) reject(e); }); // the server may answer a refused body before reading it
     req.end(body);
   });
@@ -65,6 +70,15 @@ test('the token, the Host and the Origin are checked before anything else', asyn
   assert.equal(await rawInitialize(url, { authorization: `Bearer ${TOKEN}` }, 5 * 1024 * 1024), 413, 'a huge body');
   assert.equal(await rawInitialize(url, { authorization: `Bearer ${TOKEN}`, host: `localhost:${port}` }), 200, 'a loopback alias');
   await assert.rejects(client(t, url, 'wrong-token-0123456789abcde'));
+  // each refusal says which it was: no token, another scheme, a token that is not this server's
+  const none = await rawInitialize(url, {}, 0, true);
+  assert.match(none.text, /a bearer token is required/);
+  assert.equal(none.challenge, 'Bearer');
+  const wrong = await rawInitialize(url, { authorization: 'Bearer wrong-token-0123456789abcde' }, 0, true);
+  assert.match(wrong.text, /the bearer token is not this server's \(KILN_TOKEN or \[http\] token\)/);
+  assert.doesNotMatch(wrong.text, /wrong-token/, 'the token given is not echoed');
+  assert.equal(wrong.challenge, 'Bearer error="invalid_token"');
+  assert.match((await rawInitialize(url, { authorization: `Basic ${TOKEN}` }, 0, true)).text, /must be "Bearer <token>"/);
   const c = await client(t, url);
   assert.ok((await c.listTools()).tools.some((x) => x.name === 'h.count'));
 });
@@ -88,6 +102,17 @@ test('cancelling over HTTP stops a spinning guest; the session answers again', {
   await spinning;
   // Without cancellation this would wait for the 10-minute deadline (the test's own bound catches that).
   assert.deepEqual((await c.callTool({ name: 'h.count', arguments: {} })).structuredContent, { calls: 1, seen: null });
+});
+
+test('a malformed --http is a usage error (exit 2), found before any extension loads', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'h.ts'), SOURCE);
+  for (const bad of ['8080', 'localhost', '127.0.0.1:99999', 'http://127.0.0.1:8080']) {
+    const r = await kiln(['mcp', '--http', bad, dir]);
+    assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
+    assert.match(r.stderr, /--http takes HOST:PORT \(e\.g\. 127\.0\.0\.1:8080\)/);
+    assert.doesNotMatch(r.stderr, /serving|building/, 'nothing was loaded');
+  }
 });
 
 test('a non-loopback address without a token is refused; on loopback kiln makes one and prints it', async (t) => {

@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { KilnError } from '../errors.js';
+import { KilnError, UsageError } from '../errors.js';
 import type { Registry } from '../extensions/registry.js';
 import { McpHost } from './host.js';
 import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
@@ -36,7 +36,7 @@ export const DEFAULT_HTTP: HttpSettings = { allowedHosts: [], allowedOrigins: []
 export function parseListen(text: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535) throw new KilnError(`--http takes HOST:PORT (e.g. 127.0.0.1:8080), not ${JSON.stringify(text).slice(0, 80)}`);
+  if (!m || port > 65535) throw new UsageError(`--http takes HOST:PORT (e.g. 127.0.0.1:8080), not ${JSON.stringify(text).slice(0, 80)}`);
   return { host: m[1].replace(/^\[|\]$/g, ''), port };
 }
 
@@ -58,6 +58,14 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   if (!m) return false;
   const given = Buffer.from(m[1]), want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/** A request whose Authorization is not this server's token: 401, saying which of the three it was (RFC 6750's
+ *  `invalid_token` for a token that does not match). */
+function refuseToken(res: ServerResponse, authorization: string | undefined): void {
+  if (authorization === undefined) return refuse(res, 401, 'a bearer token is required (Authorization: Bearer <token>)', { 'www-authenticate': 'Bearer' });
+  if (!/^Bearer \S+$/.test(authorization)) return refuse(res, 401, 'the Authorization header must be "Bearer <token>"', { 'www-authenticate': 'Bearer' });
+  refuse(res, 401, "the bearer token is not this server's (KILN_TOKEN or [http] token)", { 'www-authenticate': 'Bearer error="invalid_token"' });
 }
 
 function toWebRequest(req: IncomingMessage, res: ServerResponse): Request {
@@ -158,7 +166,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) return refuse(res, 403, 'this Host is not one kiln serves (add it to [http] allowedHosts)');
     if (req.headers.origin !== undefined && !origins.has(req.headers.origin)) return refuse(res, 403, 'this Origin is not allowed (add it to [http] allowedOrigins)');
-    if (!bearerMatches(req.headers.authorization, token!)) return refuse(res, 401, 'a bearer token is required', { 'www-authenticate': 'Bearer' });
+    if (!bearerMatches(req.headers.authorization, token!)) return refuseToken(res, req.headers.authorization);
     if (new URL(req.url ?? '/', 'http://kiln').pathname !== '/mcp') return refuse(res, 404, 'the MCP endpoint is /mcp');
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
     const sid = req.headers['mcp-session-id'];
