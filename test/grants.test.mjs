@@ -275,6 +275,7 @@ test('mode "ask": a declared use the grant does not list is put to a human; decl
   assert.match(declined.touch, /^PermissionError: .*declined/);
   assert.equal(existsSync(marker), false, 'a declined command ran');
   assert.match(asked[0], /touch/);
+  assert.match(asked[0], /^Asked because of kiln's \[policy\] mode = "ask" \(commands "touch" is declared, not granted\)\. Decline to refuse it\.$/m, 'the rule reads as kiln.toml writes it');
   assert.equal((await call(client, 'notes.add', { touch: true })).json.touch, 'ran');
   assert.equal(existsSync(marker), true);
   // net: 127.0.0.1 is declared, not granted: asked, then the request goes out

@@ -31,7 +31,7 @@ import { PermissionError } from '../errors.js';
 import type { AuditLog } from './audit-log.js';
 import type { ExtensionIdentity } from './extension-identity.js';
 import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, QUESTION_MAX_CHARS, safeTarget,
+  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, QUESTION_MAX_CHARS, safeTarget, visible,
   type ApprovalRequest, type ApprovalSettings, type DecisionInput,
 } from './approvals.js';
 import { writeStderr } from '../untrusted/terminal.js';
@@ -289,7 +289,7 @@ export class ApprovalGate {
     const lines = [
       text,
       `Extension: ${escaped(s.extension.file)} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
-      `Asked because of kiln's ${escaped(decided.rule)}. Decline to refuse it.`,
+      `Asked because of kiln's ${visible(decided.rule)}. Decline to refuse it.`,
     ];
     const form: ElicitForm = {
       mode: 'form',

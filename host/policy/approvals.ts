@@ -259,9 +259,19 @@ const SHOWN_RAW = /^[\x20-\x7e]$/;
 /** `s` with `\\`, `"` and every character outside printable ASCII escaped as in JSON (\\n, \\u001b, \\u3164,
  *  \\u{1f3f4}). */
 export function escaped(s: string): string {
+  return escapeText(s, true);
+}
+
+/** `s` with every character outside printable ASCII escaped as `escaped` does, its quotes and backslashes as they
+ *  are: for kiln's own text that quotes values already escaped (a rule's name, `[policy] mode = "ask" (...)`). */
+export function visible(s: string): string {
+  return escapeText(s, false);
+}
+
+function escapeText(s: string, quoted: boolean): string {
   let out = '';
   for (const ch of s) {
-    if (ch === '\\' || ch === '"') out += `\\${ch}`;
+    if (quoted && (ch === '\\' || ch === '"')) out += `\\${ch}`;
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';

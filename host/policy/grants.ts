@@ -21,8 +21,7 @@ import { PermissionError } from '../errors.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from '../capabilities/net/net.js';
 import { intersectPrefixes as intersectFsPrefixes } from '../capabilities/fs/fs.js';
-import type { Allow } from '../extensions/manifest.js';
-import type { ApprovalRequest } from './approvals.js';
+import { escaped, type ApprovalRequest } from './approvals.js';
 
 export type PolicyMode = 'declared' | 'granted' | 'ask';
 
@@ -230,7 +229,7 @@ export function grantedSecrets(grants: Grants, ext: ExtensionIdentity, tool: { n
  *  nobody can be asked (the grant's own line to add). */
 export function askFor(refusal: NotGrantedError): { rule: string; hint: string } {
   const at = refusal.message.indexOf('to allow it');
-  return { rule: `[policy] mode = "ask" (${refusal.kind} "${refusal.item}" is declared, not granted)`, hint: at >= 0 ? refusal.message.slice(at) : refusal.message };
+  return { rule: `[policy] mode = "ask" (${refusal.kind} "${escaped(refusal.item)}" is declared, not granted)`, hint: at >= 0 ? refusal.message.slice(at) : refusal.message };
 }
 
 /** The grant kind an operation of the guest is judged by (engine/instance.ts OpKind). */
