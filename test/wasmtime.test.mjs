@@ -126,7 +126,7 @@ test('a lone surrogate crosses to either host well-formed: the same error text, 
   assert.equal(node.error, 'Error: lone \uFFFD and \uFFFD error');
 });
 
-test('deep recursion on wasmtime is a catchable RangeError too, with the stack limit docs/architecture.md gives', async () => {
+test('deep recursion on wasmtime is a catchable RangeError too, with the stack limit docs/embedding.md gives', async () => {
   const artifact = join(dir, 'deep.wasm');
   const r = await kiln(['build', writeDeepExtension(dir), '-o', artifact]);
   assert.equal(r.code, 0, r.stderr);

@@ -45,8 +45,8 @@ from collections import deque
 import wasmtime
 from wasmtime.component import Component, Linker, Variant
 
-# wasm's native stack (wasmtime's own default is 512 KiB), and QuickJS's shadow-stack limit at 0.4 of it, as
-# docs/architecture.md asks: deep recursion is then a catchable RangeError, never a trap.
+# wasm's native stack (wasmtime's own default is 512 KiB), and QuickJS's shadow-stack limit at 0.2 of it, as
+# docs/embedding.md asks: deep recursion is then a catchable RangeError, never a trap.
 WASM_STACK = 2 * 1024 * 1024
 CONFIG = {"host": "script", "platform": "linux", "pid": 1, "env": {}, "memoryLimit": 64 * 1024 * 1024, "stackLimit": WASM_STACK // 5}
 DEFAULT_TIMEOUT_MS = 30_000  # a tool without timeoutMs, and the top level (load)
