@@ -1,0 +1,49 @@
+// The docs name the host's modules as they are: every `host/...` path in docs/*.md and README.md exists (a
+// file or a folder; a glob matches something; a `<placeholder>` is a pattern, not a path). So a module that
+// moves or splits takes its mentions with it, in the same commit.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { root } from './helpers.mjs';
+
+const DOCS = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** Every `host/...` path a text names: `host/` starting a word (not `dist/host/`, not `localhost/`), up to the
+ *  first character a path does not hold; a trailing `.` or `,` ends a sentence, not the path. */
+export function hostPaths(text) {
+  return [...text.matchAll(/(?<![\w./-])host\/[\w./*<>-]*/g)].map((m) => m[0].replace(/[.,]+$/, ''));
+}
+
+/** Whether `path` (relative to the checkout) names something: a file, a folder, or for a glob in its last
+ *  part, at least one entry of its folder. */
+export function names(path) {
+  if (path.includes('<')) return true; // a pattern such as host/capabilities/<key>/
+  if (!path.includes('*')) return existsSync(join(root, path));
+  const dir = join(root, dirname(path));
+  const glob = new RegExp(`^${basename(path).replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
+  return existsSync(dir) && readdirSync(dir).some((f) => glob.test(f));
+}
+
+test('every host/ path the docs name exists', () => {
+  const missing = [];
+  let seen = 0;
+  for (const doc of DOCS) {
+    for (const path of new Set(hostPaths(readFileSync(join(root, doc), 'utf8')))) {
+      seen++;
+      if (!names(path)) missing.push(`${doc}: ${path}`);
+    }
+  }
+  assert.ok(seen > 50, `read ${seen} host/ paths in ${DOCS.length} documents`);
+  assert.deepEqual(missing, [], 'host/ paths named in the docs that do not exist');
+});
+
+test('the path check finds a path that does not exist, and reads paths as prose writes them', () => {
+  assert.deepEqual(hostPaths('see `host/engine/engine.ts`, host/policy/. Not dist/host/cli.js or localhost/x.'), ['host/engine/engine.ts', 'host/policy/']);
+  assert.equal(names('host/engine/engine.ts'), true);
+  assert.equal(names('host/policy/'), true);
+  assert.equal(names('host/engine/no-such-module.ts'), false);
+  assert.equal(names('host/capabilities/<key>/'), true);
+  assert.equal(names('host/engine/*.ts'), true);
+  assert.equal(names('host/engine/nothing-*.ts'), false);
+});
