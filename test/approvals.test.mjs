@@ -1,4 +1,4 @@
-// [approvals]: human approvals asked through MCP elicitation (issue 13). Pure tests of `decide` (presets,
+// [approvals]: human approvals asked through MCP elicitation. Pure tests of `decide` (presets,
 // custom rules in order, every condition), then a real `kiln mcp` with a real SDK client that declares
 // elicitation and answers: accept once / for the session / always (kept in the store, surviving a restart),
 // decline, dismissal, no answer in time, and the call cancelled while asking. Every refusal is proven by an
@@ -23,7 +23,7 @@ const EXT = { file: '/srv/ext/notes.ts', sha256: 'ab'.repeat(32) };
 const settings = (s = {}) => ({ ...DEFAULT_APPROVALS, ...s });
 const verdict = (req, s) => decide({ tool: 'notes.edit', extension: EXT, ...req }, settings(s));
 
-test('presets: permissive allows everything; balanced and strict as seed 001 describes them', () => {
+test('presets: permissive allows everything; balanced and strict as docs/configuration.md describes them', () => {
   const ops = [
     { op: 'fs.read', path: 'src/a.ts' }, { op: 'fs.write', path: 'src/a.ts', size: 10 }, { op: 'fs.write', path: 'big.bin', size: 10_000 },
     { op: 'fs.delete', path: 'src/a.ts' }, { op: 'fs.rename', path: 'a', to: 'b' }, { op: 'fs.write', path: '.env', size: 1 },
@@ -58,7 +58,7 @@ test('presets: permissive allows everything; balanced and strict as seed 001 des
 });
 
 test('custom rules: first match wins, before the preset; then the default', () => {
-  // Seed 001's example: require unless a rule allows it.
+  // The documented example: require unless a rule allows it.
   const rules = [
     { id: 'allow-small-test-writes', op: ['fs.write'], path: ['test/'], maxSize: 4096, verdict: 'allow' },
     { id: 'always-approve-deletions', op: ['fs.delete', 'fs.rename'], verdict: 'require' },

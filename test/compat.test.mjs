@@ -4,9 +4,8 @@
 //
 // Every package is built and run, and the table is printed whatever happens. The test asserts identical
 // results for MUST_PASS (what works today: a regression fails the test). A package in KNOWN_GAPS fails
-// today because the guest's platform lacks something that is being added elsewhere (see issue 10): the
-// entry records the first line of the failure and the cause diagnosed, and is the work order for the
-// platform. Nothing here works around a gap: a fixture uses its package as an author would.
+// because the guest's platform lacks something: the entry records the first line of the failure and the cause
+// diagnosed, and is the work order for the platform. Nothing here works around a gap: a fixture uses its package as an author would.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -175,9 +175,9 @@ test('inline isolation (guests on the server thread) keeps the same semantics', 
 });
 
 test('a guest that starts 20,000 operations in one synchronous loop: past 1,024 in flight the host refuses them at once and keeps nothing for them', async (t) => {
-  // Before, each refused operation was kept (an error, an AbortController, a promise) until the guest yielded:
-  // 60,000 held 490 MB of the host's memory. The host is asked, from inside the loop (vars.get, synchronous),
-  // how many operations it holds.
+  // If refused operations were kept (an error, an AbortController, a promise) until the guest yielded, one
+  // synchronous loop could hold hundreds of MB of the host's memory. The host is asked, from inside the loop
+  // (vars.get, synchronous), how many operations it holds.
   const dir = tempDir(t);
   const file = join(dir, 'flood.js');
   writeFileSync(file, `defineTool({ name: 'flood', handler: async () => {

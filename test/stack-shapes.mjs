@@ -22,7 +22,7 @@ export const SHAPES = {
   'eval of an else-if chain': `return (0, eval)('if (0) {} else '.repeat(N) + '{}') ?? 0`,
   'eval of nested arrow functions': `return typeof (0, eval)('x => '.repeat(N) + '1')`,
   'eval of a class extends chain': `return typeof (0, eval)('(' + 'class extends '.repeat(N) + 'Object' + ' {}'.repeat(N) + ')')`,
-  // A caller in the parser used to report its own SyntaxError over the nested level's RangeError.
+  // A caller in the parser must report the nested level's RangeError, not a SyntaxError of its own.
   'eval of nested function declarations': `return (0, eval)('function f(){'.repeat(N) + '}'.repeat(N)) ?? 0`,
   'eval of nested with statements': `return (0, eval)('with ({}) '.repeat(N) + ';') ?? 0`,
 };

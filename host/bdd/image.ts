@@ -1,6 +1,6 @@
 // The bdd image: one module holding kiln's BDD runtime (guest/bdd/runtime.js), the step files and the
-// configured extensions, compiled to bytecode for one guest per worker (seed 002: "the runner bundles
-// discovered step files and the configured extensions into one module").
+// configured extensions, compiled to bytecode for one guest per worker: the runner bundles the
+// discovered step files and the configured extensions into one module.
 //
 // The entry is generated: the runtime first (it defines Given/When/Then...), then each file preceded by a marker
 // that tells the runtime whose registrations follow, then one internal tool per file, `kiln.bdd.<i>`. A step

@@ -9,7 +9,7 @@
 //    then `default` ("allow" unless the operator says otherwise).
 //  - A rule matches when every condition it names matches (a list: any of its entries); a condition that does
 //    not apply to the operation (a path on a command, a host on a file) makes the rule not match.
-//  - Presets (seed 001):
+//  - Presets (docs/configuration.md):
 //      permissive  no rules: everything is allowed.
 //      balanced    any fs operation on a sensitive path (a dotfile or dot-directory anywhere in it — .env*,
 //                  .github/, .git/, .npmrc — or a CI/deploy config: wrangler.toml, Jenkinsfile, ...) requires;

@@ -1,7 +1,6 @@
-// Approvals (issue 28 items 5, 6 and the approvals and fs-bytes parts of 14): the question a human is asked cannot
-// be forged by what the guest controls, nor hide part of what it asks about; approvals judge the exact path the
-// file operation touches (through a directory symlink too), and a rule on
-// a name covers every operation that would remove or move a matching file; one call cannot flood the human with
+// Approvals: the question a human is asked cannot be forged by what the guest controls, nor hide part of what it
+// asks about; approvals judge the exact path the file operation touches (through a directory symlink too), and a
+// rule on a name covers every operation that would remove or move a matching file; one call cannot flood the human with
 // questions nor the disk with bytes; one operation puts at most one question. Each attack runs a real
 // `kiln mcp --config` with a real MCP client (one that answers elicitations where the attack needs a human) and
 // asserts the refusal and the absence of its side effect on disk.
@@ -237,7 +236,7 @@ attack('approval-write-bytes-per-session', 'calls one after another write past t
   assert.equal(statSync(join(dir, 'ws/out/big')).size, 1024 * 1024, 'the file did not grow past the bound');
 });
 
-// ---- issue 31: one operation, one question ------------------------------------------------------------------
+// ---- one operation, one question ---------------------------------------------------------------------------
 
 attack('approval-one-question', 'one file write in mode "ask" puts two questions (the grant, then the rule); answering the first is not enough', async (t) => {
   const dir = workspace(t, '[approvals]\npreset = "strict"\nrules = [{ id = "no env", path = [".env*"], verdict = "deny" }]\n[policy]\nmode = "ask"\n[grants."ext/ap.js"]\nfs = { write = ["elsewhere"] }');
