@@ -70,7 +70,8 @@ test('vars refuses a lone surrogate in a key or value, in every call, and stores
         `${call} of ${JSON.stringify(LONE[i])}: ${JSON.stringify(o[call])}`);
     }
   });
-  // Nothing was stored for the refused keys and values (before the fix, '\uD800' and '\uDFFF' were one key).
+  // Nothing was stored for the refused keys and values (a store that replaced them would make '\uD800' and
+  // '\uDFFF' one key).
   assert.deepEqual(keys.filter((k) => !k.startsWith('good:')), []);
   assert.equal(value, null, 'no value for "k" was stored');
   assert.deepEqual(good, [true, true, true, true]);
