@@ -4,6 +4,9 @@
 // every guest value shown to a human stays inside its quotes on one line and reads back exactly (escaped,
 // question), and that the hint is a TOML rule that parses back to the tool it names.
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { parse as parseToml } from 'smol-toml';
@@ -11,6 +14,7 @@ import { anyString } from '../strings.mjs';
 import {
   allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, normalisePath, pathMatches, presetRules, question, safeTarget, shown, touchedPaths,
 } from '../../../dist/host/policy/approvals.js';
+import { realRel } from '../../../dist/host/capabilities/fs/policy.js';
 
 const EXT = { file: '/srv/ext/notes.ts', sha256: 'ab'.repeat(32) };
 const RUNS = 300;
@@ -42,6 +46,35 @@ test('a path rule judges every place an operation reaches: a real path through a
   // A name rule (no slash) matches the name at any depth, also inside what a rename takes along to its new place.
   const env = [{ path: ['.env'], verdict: 'deny' }];
   assert.equal(decideWith(env, { op: 'fs.rename', path: 'a', to: 'b', inside: ['a/cfg/.env'] }).verdict, 'deny');
+});
+
+test('a path is judged at its real place too (realRel): a directory link inside the workspace, never the last name, never outside the root', (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'kiln-unit-realrel-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, 'config'), { recursive: true });
+  mkdirSync(join(base, 'outside'));
+  writeFileSync(join(ws, 'config', 'app.toml'), '');
+  symlinkSync('config', join(ws, 'current')); // a directory link inside the workspace
+  symlinkSync('config/app.toml', join(ws, 'file-link')); // a link as the last name
+  symlinkSync('../outside', join(ws, 'away')); // a link out of the workspace
+  symlinkSync(ws, join(base, 'ws-link')); // the root itself through a link
+  assert.equal(realRel(ws, 'current/app.toml'), 'config/app.toml');
+  assert.equal(realRel(ws, 'current/new.txt'), 'config/new.txt', 'a file not yet there: its directory resolved');
+  assert.equal(realRel(ws, 'current'), undefined, 'the last name is kept: rm and rename act on the link itself');
+  assert.equal(realRel(ws, 'file-link'), undefined);
+  assert.equal(realRel(ws, 'config/app.toml'), undefined, 'no link on the way: nothing to add');
+  assert.equal(realRel(ws, ''), undefined, 'the root');
+  assert.equal(realRel(ws, 'away/x'), undefined, 'outside the root: no path rule can name it');
+  assert.equal(realRel(join(base, 'ws-link'), 'current/app.toml'), 'config/app.toml', 'relative to the real root');
+  assert.equal(realRel(join(base, 'ws-link'), 'config/app.toml'), undefined);
+  // What the rules then see: a rule on config/ catches the write through the link, and a "session" answer for
+  // one place does not cover the other.
+  const deny = [{ path: ['config/'], verdict: 'deny' }];
+  const write = (path) => ({ op: 'fs.write', path, ...(realRel(ws, path) !== undefined ? { realPath: realRel(ws, path) } : {}), size: 1 });
+  assert.equal(decideWith(deny, write('current/app.toml')).verdict, 'deny');
+  assert.equal(decideWith(deny, write('current')).verdict, 'allow', 'the link itself is not under config/');
+  assert.notEqual(approvalKey(write('current/app.toml'), 't', 'x'), approvalKey({ op: 'fs.write', path: 'current/app.toml' }, 't', 'x'));
 });
 
 test('a path is matched as rules see it: "./", "//" and a trailing slash spell the same path; "\\\\" and case do not', () => {
