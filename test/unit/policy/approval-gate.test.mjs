@@ -266,3 +266,40 @@ test('a broken store file is reported, its answers ignored, and never overwritte
   writeFileSync(path, '{"list": []}');
   assert.equal(s.has('k1'), false, 'a file without an "approvals" list holds nothing');
 });
+
+test('a forced use is asked even where a rule would allow it; only a deny outranks the grant\'s question', async () => {
+  const settings = { ...DEFAULT_APPROVALS, rules: [{ op: ['command'], verdict: 'allow' }] };
+  const forced = { rule: '[policy] mode = "ask" (commands "deploy" is declared, not granted)', hint: 'h' };
+  const { gate, log, forms, subject } = setup(settings, [{ action: 'decline' }]);
+  await gate.approve(CMD, subject()); // the rule alone: allowed, unasked
+  assert.equal(forms.length, 0);
+  await assert.rejects(gate.approve(CMD, subject(), forced), refused(/the human declined/));
+  assert.equal(forms.length, 1);
+  assert.deepEqual(log.lines.at(0), { ...log.lines.at(0), event: 'decision', verdict: 'allow', rule: 'approvals.rules[0]' });
+  assert.deepEqual(log.lines.at(1), { ...log.lines.at(1), event: 'decision', verdict: 'require', rule: forced.rule });
+});
+
+test('the audit of a question: decision, asked, answered with its duration; never an argument value', async () => {
+  const { gate, log, subject } = setup(STRICT, [accept('session')]);
+  await gate.approve(CMD, subject());
+  await gate.approve(CMD, subject());
+  assert.deepEqual(log.lines.map((r) => [r.event, r.verdict ?? r.answer ?? r.rule]), [
+    ['decision', 'require'], ['asked', 'preset strict: commands'], ['answered', 'session'], ['decision', 'require'], ['remembered', 'session'],
+  ]);
+  assert.ok(Number.isInteger(log.lines[2].durationMs) && log.lines[2].durationMs >= 0);
+  for (const r of log.lines) {
+    assert.deepEqual([r.type, r.session, r.extension, r.sha256, r.tool, r.op, r.target], ['approval', 's1', EXT.file, EXT.sha256, 'notes.edit', 'command', 'deploy']);
+    assert.equal(JSON.stringify(r).includes('ARGV-MARK'), false);
+  }
+});
+
+test('an "always" answer the store cannot keep still holds for the session, and the operator is told', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-unit-gate-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const warnings = [];
+  const { gate, forms, subject } = setup({ ...STRICT, store: join(dir, 'missing-dir', 'approvals.json') }, [accept('always')], (w) => warnings.push(w));
+  await gate.approve(CMD, subject());
+  await gate.approve(CMD, subject());
+  assert.equal(forms.length, 1, 'remembered for the session');
+  assert.match(warnings.join('\n'), /the approvals store .*missing-dir\/approvals\.json cannot be written: ENOENT/);
+});
