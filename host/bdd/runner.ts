@@ -10,6 +10,7 @@ import { IdGenerator, TimeConversion, type Envelope, type Pickle, type PickleSte
 import { KilnError, ToolError } from '../errors.js';
 import type { Registry } from '../extensions/registry.js';
 import type { Sessions } from '../sessions/sessions.js';
+import { runInSession } from '../sessions/call.js';
 import { BDD_TOOL_PREFIX } from './image.js';
 import type { LoadedExtension } from '../extensions/loaded.js';
 import type { StackMapper } from '../untrusted/source-map.js';
@@ -82,7 +83,7 @@ export class BddRun {
   /** One internal call on `worker`'s guest: op `args.op` as tool `tool`, under `timeoutMs`. */
   private async call(worker: number, tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<any> {
     return this.sessions.run(`bdd-${worker}`, this.image.file, (session) =>
-      this.registry.runInSession(session, this.image, tool, timeoutMs, (instance, limit, hook) => instance.invoke(tool, args, limit, undefined, hook)));
+      runInSession(this.registry, session, this.image, tool, timeoutMs, (instance, limit, hook) => instance.invoke(tool, args, limit, undefined, hook)));
   }
 
   /** Where a registration was made: the first frame outside kiln's runtime, mapped to the author's file. */

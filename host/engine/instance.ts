@@ -55,7 +55,7 @@ export interface Invocation {
 }
 
 /** How long a cancelled call's guest has to finish (seeing ctx.signal abort) before the caller stops and
- *  discards it (extensions/registry.ts); its abort listeners run under the same bound (`cancel`). */
+ *  discards it (sessions/call.ts); its abort listeners run under the same bound (`cancel`). */
 export const CANCEL_GRACE_MS = 200;
 
 /** How long one synchronous run of guest code may take when no invocation sets a deadline. */
@@ -87,7 +87,7 @@ export interface OpExtras {
   body?: Uint8Array;
   signal: AbortSignal;
   /** The hook of the call whose invocation started the op (the object its caller passed to invoke/runScript),
-   *  so the caller can tell its ops apart (extensions/registry.ts: approvals pause that call's clock); none for ops that
+   *  so the caller can tell its ops apart (sessions/call.ts: approvals pause that call's clock); none for ops that
    *  belong to no such call. */
   call?: CancelHook;
 }
@@ -173,7 +173,7 @@ export interface CancelHook {
 
 let nextInvocation = 1;
 
-/** The registry rewrites this with the setting that set the budget (extensions/registry.ts). */
+/** The call rewrites this with the setting that set the budget (sessions/call.ts). */
 const cpuSpent = (r: Running) => new CpuLimitError(`tool "${r.tool}" used more than its ${r.cpuMs} ms of CPU time (cpuMs) and was stopped`);
 
 function errorText(e: unknown): string {

@@ -1,5 +1,5 @@
 // A loaded extension and a served tool, as the registry holds them and sessions run them: data only, so that
-// what runs a tool (sessions/) and what loads it (registry.ts) share the shapes without importing each other.
+// what loads a tool (registry.ts) imports nothing of what runs it (sessions/), and a session needs no registry.
 import type { OpenArtifact } from './artifact.js';
 import type { ToolManifest } from './manifest.js';
 import type { ExtensionIdentity } from '../policy/extension-identity.js';

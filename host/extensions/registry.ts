@@ -1,4 +1,5 @@
-// The loaded extensions and their tools, and calling a tool in a session.
+// The catalogue: the loaded extensions and their tools, the operator's settings in force, and what they leave
+// unmatched. Calling a tool is sessions/call.ts, which reads this catalogue; nothing here runs a guest.
 //
 // One bad file never stops the others: its failure is recorded and reported, the rest load.
 // A source is served only as the code the operator reviewed: the files its build read stay out of every tool's
@@ -20,24 +21,17 @@ import { BUILD_CACHE, BuildCache } from '../build/cache.js';
 import { cacheDir } from '../paths.js';
 import { GUEST_WRITES, GuestWrites } from '../build/guest-writes.js';
 import { CONFIG_NAMES } from '../config/config-file.js';
-import { performOp } from '../capabilities/index.js';
 import { discover } from './discovery.js';
 import type { Engine } from '../engine/engine.js';
-import { CANCEL_GRACE_MS, type CancelHook } from '../engine/instance.js';
-import { AuditLog, auditFiles, auditTarget } from '../policy/audit-log.js';
-import { decidedBy, grantedSecrets, NotGrantedError } from '../policy/grants.js';
-import { ApprovalGate, type AskVia, type CallQuestions } from '../policy/approval-gate.js';
-import type { WriteCount } from '../capabilities/fs/fs.js';
-import { MAX_JSON_DEPTH, valueNestsDeeper } from '../untrusted/json-depth.js';
-import type { GuestHandle } from '../engine/remote.js';
-import { CancelledError, cancelledMessage, CpuLimitError, ExtensionLoadError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from '../errors.js';
+import { AuditLog, auditFiles } from '../policy/audit-log.js';
+import { grantedSecrets, NotGrantedError } from '../policy/grants.js';
+import { ApprovalGate } from '../policy/approval-gate.js';
+import { ExtensionLoadError, KilnError } from '../errors.js';
 import { SecretStore } from '../capabilities/secrets/secrets.js';
-import { cpuBudget, guestMemory } from '../policy/limits.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, usesPatterns, type Validator } from '../schema/validators.js';
 import { programBudget } from '../schema/linear-regexp.js';
-import { DEFAULT_POLICY, extensionKeys, type ExtensionIdentity, type OperatorPolicy } from '../policy/policy.js';
-import type { Session } from '../sessions/session.js';
+import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from '../policy/policy.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
 
@@ -46,17 +40,6 @@ const CONTESTED = /^tool "[^"]*" is not served: it is defined by \d+ files /;
 
 /** Files opened at once while loading (artifacts verified, cached builds opened; builds run on build/pool.ts). */
 const LOAD_CONCURRENCY = 4;
-
-/** The longest time limit a call can have: what a Node timer can wait. */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** The manifest of the tool an invocation runs: the policy follows the running handler, never its caller. */
-function ownManifest(ext: LoadedExtension, tool: string): ToolManifest {
-  const m = ext.artifact.manifest.tools.find((t) => t.name === tool);
-  if (!m) throw new PermissionError(`tool "${tool}" is not in the manifest of ${ext.file}`);
-  return m;
-}
-
 
 /** A validator made on first use, from the cache of compiled validators (schema/validators.ts: cachedValidator). A schema
  *  that names other schemas (`$id`, or a `$ref` outside itself) is compiled as the server compiles it, in one
@@ -80,21 +63,6 @@ function crossReferences(schema: unknown): boolean {
   return JSON.stringify(schema).match(/"\$id"|"\$ref":"(?!#)/) !== null;
 }
 
-/** What a call knows about itself while it runs, for the ops its invocation starts (found through the
- *  CancelHook it passed to invoke: OpExtras.call). */
-export interface CallState {
-  /** How a human can be asked for approvals in this call (its MCP request), or why nobody can. */
-  via?: AskVia;
-  /** Stop this call's clock, and its callers' (a plugins[...] caller waits on it): the returned function
-   *  starts them again, moving their deadlines later by the time spent stopped. */
-  pause(): () => void;
-  /** What the call has spent, shared with the tools it calls through plugins[...]: questions put to a human
-   *  ([approvals] maxQuestionsPerCall) and bytes written ([fs] maxWriteBytesPerCall). */
-  spent: CallQuestions & { written: WriteCount };
-}
-
-const cancelled = (name: string) =>
-  new CancelledError(`${name === 'run_script' ? 'the script' : `tool "${name}"`} was cancelled; its work was aborted`);
 
 /** How a warning about a tool's secrets ends: a new policy replaces these warnings with its own. */
 const SECRET_WARNING_END = '; its calls fail until then';
@@ -144,10 +112,6 @@ export class Registry {
   readonly secrets: SecretStore;
   /** [approvals]: CapabilityContext.approve. A reload keeps the same one (its session answers survive). */
   approvals: ApprovalGate;
-  /** The calls running, by the hook they passed to their guest (see CallState). */
-  private readonly calls = new WeakMap<CancelHook, CallState>();
-  /** Bytes each session has written ([fs] maxWriteBytesPerSession). */
-  private readonly sessionWrites = new WeakMap<Session, WriteCount>();
 
   /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
   audit: AuditLog | undefined;
@@ -384,225 +348,6 @@ export class Registry {
       let checker: Promise<Validator | undefined> | undefined = results[i] && Promise.resolve(results[i]);
       const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, patterns)) : undefined;
       this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i], checkResult });
-    }
-  }
-
-  /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller.
-   *  `via`: how to ask a human for approvals (the MCP request's client), or a CallState of the caller (a
-   *  plugins[...] call), whose way to ask and clock the callee shares. */
-  async call(session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState): Promise<unknown> {
-    const entry = this.tools.get(name);
-    if (!entry) throw new KilnError(this.contestedMessage(name) ?? `no tool named "${name}" is loaded`);
-    const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
-    if (valueNestsDeeper(given)) throw new InvalidArgumentsError(`arguments for "${name}" nest more than ${MAX_JSON_DEPTH} levels deep; arguments may nest at most ${MAX_JSON_DEPTH}`);
-    const mismatch = await entry.validate?.(given);
-    if (mismatch) throw new InvalidArgumentsError(`arguments for "${name}" do not match its inputSchema: ${mismatch}`);
-    const subject = this.audit && { session: session.name, extension: entry.extension.file, sha256: entry.extension.artifact.sha256, tool: name };
-    if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'start' });
-    const started = performance.now();
-    try {
-      // A secret it declares that is not granted to its extension, or cannot be used: refused before it runs.
-      grantedSecrets(this.policy.grants, entry.extension.toolIdentity?.(name) ?? { file: entry.extension.file, sha256: entry.extension.artifact.sha256 }, entry.manifest);
-      this.secrets.check(entry.manifest);
-      const result = await this.runInSession(session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via)
-        .finally(() => session.pagesStopped(entry.extension)); // its pages' scripts stopped before it is answered
-      const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
-      if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
-      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'ok' });
-      return result;
-    } catch (e) {
-      if (subject) this.audit!.write({ ...subject, type: 'call', phase: 'end', durationMs: Math.round(performance.now() - started), outcome: 'error', error: (e as Error)?.name ?? 'Error' });
-      throw e;
-    }
-  }
-
-  /** `op`, with its decision in the audit log when there is one: denied when it fails with a PermissionError
-   *  (a capability check refused it), allowed otherwise. */
-  private async audited(session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, call: object | undefined, op: () => Promise<unknown>): Promise<unknown> {
-    if (!this.audit || kind === 'http.read') return op();
-    const started = performance.now();
-    const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => this.audit!.decision(call, {
-      session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,
-      target: auditTarget(kind, request), verdict, by, ...(reason ? { reason: reason.slice(0, 500) } : {}), durationMs: Math.round(performance.now() - started),
-    });
-    try {
-      const value = await op();
-      record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
-      return value;
-    } catch (e) {
-      if (e instanceof NotGrantedError) record('deny', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind, true), e.message);
-      else if (e instanceof PermissionError) record('deny', 'manifest or operator setting', e.message);
-      else record('allow', decidedBy(this.policy.grants, { file: ext.file, sha256: ext.artifact.sha256 }, kind));
-      throw e;
-    }
-  }
-
-  /**
-   * Run something in `ext`'s guest in `session` under a deadline: `timeoutMs`, or the server's default.
-   * Code still running at the deadline is interrupted (see engine/instance.ts); a wait that outlasts it is
-   * caught by a timer. Either way the guest is discarded and the call fails with a TimeoutError. When `signal`
-   * aborts (the client cancelled the call, or went away), the call's commands are killed and its requests
-   * aborted, the guest sees an AbortError (ctx.signal, and what it awaits), and the call fails with a
-   * CancelledError. A guest that has not finished CANCEL_GRACE_MS later (it ignores the signal, or spins) is
-   * stopped and discarded. The returned promise settles only then, so the guest's queue (sessions/sessions.ts) never
-   * starts another call on a guest still winding down; the MCP layer answers the client at once.
-   */
-  async runInSession(
-    session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
-    start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
-  ): Promise<unknown> {
-    if (signal?.aborted) throw cancelled(name);
-    const instance = await session.instanceFor(ext, (inv, kind, request, extras) => this.audited(session, ext, inv.tool, kind, request, extras.call, () => {
-      const call = extras.call && this.calls.get(extras.call);
-      let sessionWritten = this.sessionWrites.get(session);
-      if (!sessionWritten) this.sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
-      // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
-      // than one call would.
-      const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
-      const policy = this.policy;
-      return performOp(kind, inv, request, extras, {
-        tool: ownManifest(ext, inv.tool),
-        extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
-        owner: ext.file,
-        // Read when a check asks, not when the op starts: a config changed while the op waited (for a human's
-        // approval, say) is what the check after the wait sees.
-        get ceiling() { return policy.commands; },
-        get grants() { return policy.grants; },
-        processes: session.processes,
-        http: session.httpFor(ext),
-        secrets: this.secrets,
-        browser: session.browserFor(ext),
-        // Each request a page makes is a decision of its own (browser-gate.ts), logged like fetch's.
-        recordPage: this.audit && ((d) => this.audit!.write({
-          session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
-          target: auditTarget('browser.request', d), verdict: d.verdict,
-          by: d.by === 'grant' ? decidedBy(this.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
-          ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
-        })),
-        // A page is bounded like its guest: the guest's memory limit, the call's CPU budget (policy/limits.ts).
-        pageLimits: () => ({ memory: guestMemory(this.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(this.policy, ownManifest(ext, inv.tool)) }),
-        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
-        // for approvals through its caller's client, and stops its caller's clock while it does.
-        callTool: (callee, calleeArgs, signal) => this.call(session, callee, calleeArgs, signal, undefined, call),
-        extensionOf: (callee) => {
-          const e = this.tools.get(callee);
-          return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
-        },
-        approve: (request, forced) => this.approvals.approve(request, {
-          session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
-          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent,
-        }, forced),
-        judgesPaths: !this.approvals.off,
-        written: { call: spent.written, session: sessionWritten },
-        fs: this.policy.fs,
-        protectedFiles: () => this.protectedFiles(), // made only when a file operation asks
-        buildInputs: () => this.buildInputs(),
-        guestWrote: (paths) => {
-          const by = { extension: ext.toolIdentity?.(inv.tool)?.file ?? ext.file, tool: inv.tool };
-          for (const p of paths) this.guestWrites.record(p, by);
-        },
-      });
-    }));
-    if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
-    // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
-    const limit = Math.min(timeoutMs ?? this.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
-    const what = name === 'run_script' ? 'the script' : `tool "${name}"`;
-    const timedOut = () => new TimeoutError(
-      `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
-    );
-    const hook: CancelHook = {};
-    // The call's clock: `due` moves later by the time the call spends paused (waiting for a human's approval),
-    // and its guest's deadline with it (hook.extend); a caller through plugins[...] is paused along with it.
-    const parent = via && 'pause' in via ? via : undefined;
-    let due = performance.now() + limit;
-    let pauses = 0;
-    let pausedSince = 0;
-    let ended = false;
-    let timer: NodeJS.Timeout | undefined;
-    let fire: () => void = () => {};
-    const arm = () => {
-      clearTimeout(timer);
-      if (!ended && pauses === 0) timer = setTimeout(() => (performance.now() >= due - 1 ? fire() : arm()), Math.max(0, due - performance.now()));
-    };
-    this.calls.set(hook, {
-      via: parent ? parent.via : (via as AskVia | undefined),
-      spent: parent ? parent.spent : { questions: 0, written: { bytes: 0 } },
-      pause: () => {
-        const resumeParent = parent?.pause();
-        if (pauses++ === 0) {
-          pausedSince = performance.now();
-          clearTimeout(timer);
-        }
-        let resumed = false;
-        return () => {
-          if (resumed) return;
-          resumed = true;
-          const now = performance.now();
-          const credit = now - pausedSince; // time stopped since the last resume: overlapping pauses count once
-          pausedSince = now;
-          due += credit;
-          hook.extend?.(credit);
-          if (--pauses === 0) arm();
-          resumeParent?.();
-        };
-      },
-    });
-    // CPU time (policy/limits.ts): the lower of the tool's cpuMs and [limits] cpuMs; counted by the guest's instance.
-    const cpu = cpuBudget(this.policy, ext.artifact.manifest.tools.find((t) => t.name === name));
-    const mapped = start(instance, limit, hook, cpu?.ms).catch(async (e) => {
-      // The guest is gone (stopped at its deadline or CPU budget, out of memory, crashed): nobody can read its
-      // open response bodies any more, and they hold connections and slots. Cookies and vars stay.
-      if (e instanceof TimeoutError || e instanceof CpuLimitError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();
-      if (e instanceof TimeoutError) throw timedOut(); // stopped mid-run by the interrupt
-      if (e instanceof CpuLimitError) {
-        throw new CpuLimitError(`${what} used more than ${cpu?.ms} ms of CPU time (${cpu?.setting ?? 'cpuMs'}); it was stopped and the session's guest was reset`);
-      }
-      if (e instanceof MemoryLimitError) {
-        const m = guestMemory(this.policy, { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools);
-        throw new MemoryLimitError(`${e.message} (the limit: ${m.bytes} bytes, ${m.setting})`);
-      }
-      const m = e instanceof ToolError ? await ext.artifact.mapper() : undefined;
-      if (m) throw new ToolError(m.rewrite(e.message), m.rewrite(e.detail));
-      throw e;
-    });
-    // A handler waiting on a promise that never settles is not running code: the clock catches it.
-    let onAbort: (() => void) | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      fire = () => {
-        ended = true;
-        session.discard(ext, `${what} exceeded its time limit`); // releases its bodies too
-        void session.unstick();
-        reject(timedOut());
-      };
-      arm();
-      onAbort = () => {
-        ended = true;
-        clearTimeout(timer);
-        hook.cancel?.(cancelledMessage(what, signal!.reason));
-        const grace = setTimeout(() => {
-          session.discard(ext, `${what} was cancelled and did not stop`); // stops it mid-run
-          reject(cancelled(name));
-        }, CANCEL_GRACE_MS);
-        const wound = () => {
-          clearTimeout(grace);
-          reject(cancelled(name));
-        };
-        mapped.then(wound, wound);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const value = await Promise.race([mapped, timeout]);
-      if (signal?.aborted) throw cancelled(name); // it finished after the cancel: the caller no longer wants it
-      return value;
-    } catch (e) {
-      throw signal?.aborted ? cancelled(name) : e;
-    } finally {
-      ended = true;
-      clearTimeout(timer);
-      this.calls.delete(hook);
-      this.audit?.endCall(hook); // what its decisions counted, not written (policy/audit-log.ts)
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
 }

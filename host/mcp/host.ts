@@ -9,6 +9,7 @@ import type { Registry } from '../extensions/registry.js';
 import type { ToolEntry } from '../extensions/loaded.js';
 import { SCRIPT_UNIT, Sessions } from '../sessions/sessions.js';
 import { ScriptRunner } from '../sessions/scripts.js';
+import { callTool } from '../sessions/call.js';
 import { GuestInstance } from '../engine/instance.js';
 import { withinReach, type Authority } from '../policy/authority.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools/tools.js';
@@ -177,7 +178,7 @@ export class McpHost {
       }
       const entry = this.registry.tools.get(name);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => this.registry.call(session, name, args ?? {}, cancel, progress, via), cancel), `tool "${name}"`);
+      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => callTool(this.registry, session, name, args ?? {}, cancel, progress, via), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     } finally {

@@ -20,7 +20,7 @@
 //    "always" (the same op and target by this artifact's sha256, kept in the operator's store file; offered
 //    only when [approvals] store is set). Decline, dismissal, no answer within [approvals] timeoutMs, and the
 //    call being cancelled while asking are refusals.
-//  - While a human is asked, the call's deadline stands still (extensions/registry.ts pauses it); the client can still
+//  - While a human is asked, the call's deadline stands still (sessions/call.ts pauses it); the client can still
 //    cancel the call, and that ends the wait at once.
 //  - There is no MCP tool, and no guest import, that adds to the session's answers or to the store: only a
 //    human's answer to kiln's own question does, and the store is a file only the operator (and kiln) writes.

@@ -1,5 +1,5 @@
 // The limits of one call and of one guest: what the manifest declares, lowered by the operator's [limits]. The
-// lower of the two always wins; each result says which setting set it, for the error a call gets (extensions/registry.ts).
+// lower of the two always wins; each result says which setting set it, for the error a call gets (sessions/call.ts).
 import type { ToolManifest } from '../extensions/manifest.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import type { OperatorPolicy } from './policy.js';

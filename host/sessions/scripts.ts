@@ -18,6 +18,7 @@ import type { ToolManifest } from '../extensions/manifest.js';
 import type { Registry } from '../extensions/registry.js';
 import type { LoadedExtension } from '../extensions/loaded.js';
 import type { Session } from './session.js';
+import { runInSession } from './call.js';
 import type { AskVia } from '../policy/approval-gate.js';
 
 /** Where `kiln run` keeps compiled scripts: inside the build cache, which no tool's `allow.fs` may touch. */
@@ -149,7 +150,7 @@ export class ScriptRunner {
     try {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();
-      const result = await this.registry.runInSession(session, host, 'run_script', opts.timeoutMs, (instance, limit, hook, cpuMs) =>
+      const result = await runInSession(this.registry, session, host, 'run_script', opts.timeoutMs, (instance, limit, hook, cpuMs) =>
         instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal, opts.via);
       return { status: 'ok', result, logs, error: null };
     } catch (e) {
