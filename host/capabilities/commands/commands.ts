@@ -14,12 +14,12 @@
 //    ${base}${repo}` with repo = `--upload-pack=...`), unless the spec lists that placeholder in `allowDash`,
 //    or a literal "--" word comes before it in the same command.
 //  - Templates that would let a value run as code are refused when the manifest is read
-//    (command-template.ts says exactly which).
+//    (template.ts says exactly which, from the words shell-words.ts reads).
 import { PermissionError } from '../../errors.js';
 import type { ExtensionIdentity } from '../../policy/extension-identity.js';
 import { granted, grantOf, intersectNames, NO_GRANTS, notGranted, type Grants, type NotGrantedError } from '../../policy/grants.js';
 import type { Allow, CommandSpec } from '../../extensions/manifest.js';
-import { argvWord, literal, PLACEHOLDER, placeholders, shellCommands, TemplateError, type Word } from './template.js';
+import { argvWord, literal, PLACEHOLDER, placeholders, shellCommands, type Word } from './shell-words.js';
 
 export type CommandVerb = 'run' | 'start' | 'status' | 'stop';
 
