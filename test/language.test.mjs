@@ -116,8 +116,8 @@ test('a tool that fails inside plugins[...] shows the callee\'s own frames, mapp
   assert.doesNotMatch(e.stack, /<null>|bundle:/);
 });
 
-// The engine's own fast paths (scripts/build-engine.mjs) against Node on the same script: each fixture's
-// cases sit on both sides of what the fast path takes.
+// The engine's own fast paths (scripts/engine/quickjs-patches.mjs) against Node on the same script: each
+// fixture's cases sit on both sides of what the fast path takes.
 // Where quickjs-ng's order of evaluation differs from V8's (it converts a computed key with toString even when
 // the object is null, and before the value), the guest's answer is written here: the one quickjs-ng gave
 // before kiln's change to indexed stores, so the change is held to the engine's own semantics there.

@@ -74,7 +74,7 @@ export class Engine {
     if (sha256(component) !== info.componentSha256) {
       throw new EngineError(`${file('engine.wasm')} is not the engine its engine.json records (sha256 ${info.componentSha256}): rebuild it with \`npm run build:engine\`, or reinstall the package`);
     }
-    // CommonJS (scripts/build-engine.mjs, commonJsBindings): no ES module loader on a command's path.
+    // CommonJS (scripts/engine/bindings.mjs, COMMONJS_BINDINGS): no ES module loader on a command's path.
     const bindings = createRequire(import.meta.url)(file('bindings/engine.cjs'));
     return new Engine(dir, component, info, bindings.instantiate as Instantiate, compiled);
   }

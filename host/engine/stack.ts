@@ -1,9 +1,9 @@
 // How deep a guest may recurse. Every wasm frame lives on the native stack of the thread that runs the
 // guest, and QuickJS's own check (the catchable RangeError) can only see the wasm shadow stack. So the
 // shadow-stack limit handed to the guest at load is a fixed fraction of the native stack: with the stack
-// weights the engine build gives C recursions (scripts/build-engine.mjs), no recursion measured here uses
-// more than 2.5 bytes of native stack per byte of shadow stack, and a fraction of 0.4 leaves the rest for
-// the host's own frames under the guest (imports, console, the call that entered it).
+// weights the engine build gives C recursions (scripts/engine/quickjs-patches.mjs), no recursion measured
+// here uses more than 2.5 bytes of native stack per byte of shadow stack, and a fraction of 0.4 leaves the
+// rest for the host's own frames under the guest (imports, console, the call that entered it).
 import { isMainThread, resourceLimits } from 'node:worker_threads';
 
 /** The native stack of a session worker: with it a guest's limit is the largest glue.c accepts. */
