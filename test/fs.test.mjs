@@ -10,7 +10,8 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { call, kiln, mcp, root, tempDir } from './helpers.mjs';
 
-const { fsAllowed, intersectPrefixes, normalisePrefix, underPrefix } = await import(join(root, 'dist/host/capabilities/fs/fs.js'));
+const { fsAllowed } = await import(join(root, 'dist/host/capabilities/fs/path.js'));
+const { intersectPrefixes, normalisePrefix, underPrefix } = await import(join(root, 'dist/host/capabilities/fs/prefix.js'));
 
 const SECRET = 'OUTSIDE-SECRET-7f3a';
 const TARGET = 'OUTSIDE-TARGET-ORIGINAL';

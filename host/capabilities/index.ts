@@ -8,8 +8,10 @@ import type { BrowserRequest, PageLimits, SessionBrowser } from './browser/brows
 import type { PageDecision } from './browser/gate.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands/commands.js';
 import type { CommandSpec } from '../extensions/manifest.js';
-import { DEFAULT_FS, listBelow, performFs, type FsCall, type FsSettings, type WriteCount } from './fs/fs.js';
-import { fsPolicy } from './fs/policy.js';
+import { listBelow, performFs, type FsRuntime } from './fs/operations.js';
+import { decideFs } from './fs/policy.js';
+import { DEFAULT_FS, type FsSettings, type WriteCount } from './fs/settings.js';
+import type { FsTurns } from './fs/turns.js';
 import { resolve } from 'node:path';
 import { checkToolCall } from './tools/tools.js';
 import { askFor, grantCheck, grantedSecrets, keyFor, NotGrantedError, type GrantAsker, type Grants } from '../policy/grants.js';
@@ -33,6 +35,8 @@ export interface CapabilityContext {
   grants: Grants;
   processes: ProcessTable;
   http: HttpSession;
+  /** The (session, extension)'s turns of file operations (capabilities/fs/turns.ts): fs's own concurrency slot. */
+  fsTurns: FsTurns;
   /** The operator's secrets: a request carries those its tool declares and its extension is granted, to their
    *  hosts only (secrets.ts, policy/grants.ts grantedSecrets). */
   secrets?: SecretStore;
@@ -49,7 +53,7 @@ export interface CapabilityContext {
   extensionOf(name: string): ExtensionIdentity | undefined;
   /** [fs]: the workspace root and caps (allow.fs); absent: the defaults. */
   fs?: FsSettings;
-  /** The operator's files no tool may read or write through allow.fs (fs-policy.ts). */
+  /** The operator's files no tool may read or write through allow.fs (capabilities/fs/policy.ts). */
   protectedFiles?: () => string[];
   /** The files loaded extensions' builds read (real paths) → the extension file: no tool may write them. */
   buildInputs?: () => ReadonlyMap<string, string>;
@@ -63,7 +67,7 @@ export interface CapabilityContext {
    * the call's deadline stands still; a cancelled call ends the wait.
    */
   approve(request: ApprovalRequest, forced?: { rule: string; hint: string }): Promise<void>;
-  /** Whether [approvals] judges anything (fs-policy.ts lists what rm -r and rename take with them only then). */
+  /** Whether [approvals] judges anything (capabilities/fs/policy.ts lists what rm -r and rename take with them only then). */
   judgesPaths?: boolean;
   /** Bytes written by this call (with its plugins[...] callees) and by its session ([fs] maxWriteBytesPerCall,
    *  maxWriteBytesPerSession). */
@@ -152,19 +156,18 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
     }
     case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
     case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
-      // The running tool's own allow.fs, checked and resolved on this side (capabilities/fs/fs.ts); a (session,
-      // extension)'s HTTP state object stands for it in the count of operations in flight.
-      // The operator's grant, files and approvals first (fs-policy.ts), then the operation under what they leave.
+      // One decision (capabilities/fs/policy.ts: the tool's own allow.fs, the operator's files, the grant, the
+      // approvals), then the performer on what it decided, in a turn of the (session, extension)'s own fs slot.
     {
       const settings = ctx.fs ?? DEFAULT_FS;
-      const call: FsCall = { tool: ctx.tool.name, allow: ctx.tool.allow.fs, settings, slot: ctx.http, signal: extras.signal, written: ctx.written };
-      const verdict = await fsPolicy(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
+      const rt: FsRuntime = { settings, turns: ctx.fsTurns, signal: extras.signal, written: ctx.written };
+      const op = await decideFs(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
         tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
         protectedFiles: ctx.protectedFiles?.() ?? [], buildInputs: ctx.buildInputs?.() ?? new Map(), approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
-        listBelow: (path) => listBelow(path, call), // under what the tool declares: the manifest's check passed
+        listBelow: (path) => listBelow(path, rt),
       });
-      if (verdict.writes.length) ctx.guestWrote?.(verdict.writes); // recorded before the write: no rebuild can read it unrecorded
-      return performFs(kind, req, extras.body, { ...call, allow: verdict.allow, inside: verdict.inside });
+      if (op.writes.length) ctx.guestWrote?.([...op.writes]); // recorded before the write: no rebuild can read it unrecorded
+      return performFs(op, extras.body, rt);
     }
   }
 }

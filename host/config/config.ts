@@ -73,7 +73,7 @@
 //   [[approvals.rules]]         # in order, before the preset's; the first that matches decides
 //   op = ["command"]            # and/or tool, extension, path, host, command, minSize, maxSize
 //   verdict = "require"         # "allow" | "require" | "deny"
-//   [fs]                        # allow.fs (capabilities/fs/fs.ts, which reads this section)
+//   [fs]                        # allow.fs (capabilities/fs/settings.ts, which reads this section)
 //   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
 //   maxWriteBytesPerCall = 67108864       # bytes one call may write; also maxWriteBytesPerSession, maxWriteBytes, ...
 //
@@ -94,7 +94,8 @@ import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/a
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
 import { ENV_NAME, TOOL_NAME } from '../extensions/manifest.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from '../policy/approvals.js';
-import { normalisePrefix, readFsSettings } from '../capabilities/fs/fs.js';
+import { normalisePrefix } from '../capabilities/fs/prefix.js';
+import { readFsSettings } from '../capabilities/fs/settings.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from '../policy/policy.js';
 
 export interface KilnConfig {

@@ -7,7 +7,7 @@
 import { checkTemplate, TemplateError } from '../capabilities/commands/template.js';
 import { NetPatternError, parsePattern } from '../capabilities/net/net.js';
 import { SECRET_NAME } from '../capabilities/secrets/secrets.js';
-import { FsPrefixError, normalisePrefix, type FsAllow } from '../capabilities/fs/fs.js';
+import { FsPrefixError, normalisePrefix, type FsAllow } from '../capabilities/fs/prefix.js';
 
 export type OutputShape = 'text' | 'json' | 'lines';
 
@@ -33,7 +33,7 @@ export interface Allow {
   env?: string[];
   /** Names of the operator's [secrets.*] the host adds to this tool's requests (capabilities/secrets/secrets.ts). */
   secrets?: string[];
-  /** Workspace path prefixes it may read and write (capabilities/fs/fs.ts), normalised; absent: none. */
+  /** Workspace path prefixes it may read and write (capabilities/fs/prefix.ts), normalised; absent: none. */
   fs?: FsAllow;
 }
 

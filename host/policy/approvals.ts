@@ -16,14 +16,14 @@
 //                  fs.delete and fs.rename require; fs.write of more than 5000 bytes requires; the rest is free.
 //      strict      balanced's sensitive paths, plus every fs.write, fs.delete, fs.rename and every command
 //                  run/start (a command can write anything) require.
-//  - A path is judged exactly as the file operation will touch it: `path`/`to` are what fs.ts's `lexicalPath`
-//    made of the guest's string (the same function resolves it for the operation), and nothing here reads them
-//    another way (a "\\" is a character of a name, never a separator); when a directory symlink inside the
-//    workspace leads it elsewhere, `realPath`/`realTo` say where (fs-policy.ts), and a path rule matches either
-//    (and what lies below either). An operation that removes or moves a
-//    directory (rm -r, rename) carries `inside`, every entry below it as fs.ts listed it, and a path rule
-//    matches when it matches any of them: a rule on a name covers every operation that would remove, move or
-//    overwrite a matching file.
+//  - A path is judged exactly as the file operation will touch it: `path`/`to` are what `lexicalPath` made of the
+//    guest's string (capabilities/fs/policy.ts parses it once, for approvals and the operation alike), and
+//    nothing here reads them another way (a "\\" is a character of a name, never a separator); when a directory
+//    symlink inside the workspace leads it elsewhere, `realPath`/`realTo` say where (capabilities/fs/policy.ts),
+//    and a path rule matches either (and what lies below either). An operation that removes or moves a directory
+//    (rm -r, rename) carries `inside`, every entry below it as capabilities/fs/operations.ts listed it, and a
+//    path rule matches when it matches any of them: a rule on a name covers every operation that would remove,
+//    move or overwrite a matching file.
 //  - What an audit line or an error message shows of a target (`safeTarget`) never holds argument values:
 //    a command's name (not its argv), a URL's method, origin and path (no query), a file path and size.
 //  - Every value the guest controls is shown to a human (the question, an error) quoted, with quotes,
@@ -59,7 +59,7 @@ export interface ApprovalRequest {
   /** fs.rename: where to, in the same form as `path`. */
   to?: string;
   /** fs.*: `path` and `to` as the operation really reaches them — the workspace's directory symlinks on the way
-   *  resolved, relative to the real root — when that differs from the path as written (fs-policy.ts). A path
+   *  resolved, relative to the real root — when that differs from the path as written (capabilities/fs/policy.ts). A path
    *  rule matches either. */
   realPath?: string;
   realTo?: string;
@@ -152,7 +152,7 @@ export function presetRules(preset: Preset): ApprovalRule[] {
 }
 
 /** `path` as rules see it: '/'-separated, without "./" or empty segments. Only "/" separates: a "\\" is part of a
- *  name, as it is for the file operation (fs.ts lexicalPath). */
+ *  name, as it is for the file operation (capabilities/fs/path.ts lexicalPath). */
 export function normalisePath(path: string): string {
   return path.split('/').filter((s) => s !== '' && s !== '.').join('/');
 }

@@ -20,7 +20,7 @@ import { dirname, relative, sep } from 'node:path';
 import { PermissionError } from '../errors.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from '../capabilities/net/net.js';
-import { intersectPrefixes as intersectFsPrefixes } from '../capabilities/fs/fs.js';
+import { intersectPrefixes as intersectFsPrefixes } from '../capabilities/fs/prefix.js';
 import { escaped, type ApprovalRequest } from './approvals.js';
 
 export type PolicyMode = 'declared' | 'granted' | 'ask';
@@ -189,7 +189,7 @@ export function intersectPatterns(declared: string[], grant: string[] | undefine
   return [...out];
 }
 
-/** Path prefixes covering exactly what both lists cover (capabilities/fs/fs.ts's rule). */
+/** Path prefixes covering exactly what both lists cover (capabilities/fs/prefix.ts's rule). */
 export function intersectPrefixes(declared: string[], grant: string[] | undefined): string[] {
   return grant ? intersectFsPrefixes(declared, grant) : declared;
 }

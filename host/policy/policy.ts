@@ -6,7 +6,7 @@ import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { grantOf, NO_GRANTS, type Grants } from './grants.js';
 import { secretEnvNames, type SecretsConfig } from '../capabilities/secrets/secrets.js';
 import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
-import { DEFAULT_FS, type FsSettings } from '../capabilities/fs/fs.js';
+import { DEFAULT_FS, type FsSettings } from '../capabilities/fs/settings.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 
@@ -56,7 +56,7 @@ export interface OperatorPolicy {
   secrets?: SecretsConfig;
   /** [approvals]: which operations ask a human first (policy/approvals.ts, policy/approval-gate.ts). */
   approvals: ApprovalSettings;
-  /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs/fs.ts). */
+  /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs/settings.ts). */
   fs: FsSettings;
 }
 

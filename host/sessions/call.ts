@@ -9,7 +9,7 @@
 // is told (ctx.signal) and stopped CANCEL_GRACE_MS later if it has not finished; a call's promise settles only
 // once its guest is idle or discarded, so a session never starts another call on a guest still winding down.
 import { performOp } from '../capabilities/index.js';
-import type { WriteCount } from '../capabilities/fs/fs.js';
+import type { WriteCount } from '../capabilities/fs/settings.js';
 import { CANCEL_GRACE_MS, type CancelHook } from '../engine/instance.js';
 import type { GuestHandle } from '../engine/remote.js';
 import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, InvalidArgumentsError, InvalidResultError, KilnError, MemoryLimitError, PermissionError, TimeoutError, ToolError } from '../errors.js';
@@ -138,6 +138,7 @@ export async function runInSession(
       get grants() { return policy.grants; },
       processes: session.processes,
       http: session.httpFor(ext),
+      fsTurns: session.fsTurnsFor(ext),
       secrets: registry.secrets,
       browser: session.browserFor(ext),
       // Each request a page makes is a decision of its own (browser-gate.ts), logged like fetch's.

@@ -3,6 +3,7 @@
 import type { OpenKind } from '../policy/authority.js';
 import type { Browsers, SessionBrowser } from '../capabilities/browser/browser.js';
 import { HttpSession } from '../capabilities/net/http.js';
+import { FsTurns } from '../capabilities/fs/turns.js';
 import { ProcessTable } from '../capabilities/commands/processes.js';
 import { GuestInstance, type Invocation, type OpExtras, type OpKind } from '../engine/instance.js';
 import { BUSY_MS, WorkerPool } from '../engine/pool.js';
@@ -40,6 +41,7 @@ export class Session {
   /** Cookies, open response bodies and in-flight slots, shared by fetch and request: one HttpSession per
    *  extension file (the unit of trust), keyed by ext.file. */
   private readonly httpByExt = new Map<string, HttpSession>();
+  private readonly fsByExt = new Map<string, FsTurns>();
 
   constructor(
     readonly name: string,
@@ -82,6 +84,13 @@ export class Session {
     let h = this.httpByExt.get(ext.file);
     if (!h) this.httpByExt.set(ext.file, (h = new HttpSession(() => this.policy.net)));
     return h;
+  }
+
+  /** `ext`'s turns of file operations in this session (allow.fs's own concurrency slot). */
+  fsTurnsFor(ext: LoadedExtension): FsTurns {
+    let t = this.fsByExt.get(ext.file);
+    if (!t) this.fsByExt.set(ext.file, (t = new FsTurns()));
+    return t;
   }
 
   private workerFor(): SessionWorker {
@@ -223,6 +232,7 @@ export class Session {
     for (const b of this.browserByExt.values()) void b.close();
     this.browserByExt.clear();
     this.httpByExt.clear();
+    this.fsByExt.clear();
     this.varsByExt.clear();
   }
 

@@ -1,24 +1,28 @@
-// What the operator adds to allow.fs before a file operation runs (capabilities/fs/fs.ts performs it): the
-// grant's prefixes ([grants."<file>"] fs, policy/grants.ts), the approvals gate ([approvals], fs.read / fs.write /
-// fs.delete / fs.rename), and the operator's own files, which no tool may read or write whatever its prefixes
-// say: the config file and its siblings kiln would read (they may hold grant env values), the approvals store
-// (a tool that could write it could approve itself), the audit log, the extension files and directories kiln
-// loads and its build cache (a tool that could rewrite another extension would take its grant), and /proc,
-// /sys and /dev (the server's own environment and memory). Every file a loaded extension's build read (its
-// imports, its packages' files and package.json) is as protected from writing: a tool that rewrote one would run
-// its code under that extension's grant (reading them is allowed). Judged on real paths, before the operation;
-// what a name is swapped to after this check is the fs layer's invariant (fs.ts), which keeps the operation
-// inside the prefix but not away from a protected file swapped into it.
+// allow.fs's one decision: whether a file operation may run, and on what. `decideFs` parses each of the guest's
+// paths once (path.ts), checks it against the running tool's own allow.fs (its manifest, per invocation, never a
+// sibling's), then the operator's files, then the grant's prefixes ([grants."<file>"] fs, policy/grants.ts), then
+// asks the approvals gate ([approvals], fs.read / fs.write / fs.delete / fs.rename), and returns a CheckedFsOp:
+// the only thing the performer (operations.ts) takes. The performer never checks a prefix nor parses a path again.
 //
-// Approvals judge the exact paths the operation touches: `lexicalPath`'s result, the one fs.ts resolves too,
-// and, when a directory symlink inside the workspace leads it elsewhere (fs.ts follows those), the real path too
-// (`realRel`: the directories on the way resolved, the last name kept as fs.ts acts on it, relative to the real
-// root) — a path rule matches either; for rm -r or a rename of a directory every entry below it, as fs.ts lists
-// it (`listBelow`); rm then removes nothing it was not judged on (fs.ts). One operation puts at most one
-// question: in mode "ask", a use the grant does not list is asked together with what the rules say
-// (policy/approval-gate.ts), never twice.
+// The operator's own files no tool may read or write whatever its prefixes say: the config file and its siblings
+// kiln would read (they may hold grant env values), the approvals store (a tool that could write it could approve
+// itself), the audit log, the extension files and directories kiln loads and its build cache (a tool that could
+// rewrite another extension would take its grant), and /proc, /sys and /dev (the server's own environment and
+// memory). Every file a loaded extension's build read (its imports, its packages' files and package.json) is as
+// protected from writing: a tool that rewrote one would run its code under that extension's grant (reading them is
+// allowed). Judged on real paths, before the operation; what a name is swapped to after this check is the
+// performer's invariant (operations.ts, walk.ts), which keeps the operation inside the prefix but not away from
+// a protected file swapped into it.
 //
-// The verdict also says which real paths the operation will write (a file written or appended, a rename's
+// Approvals judge the exact paths the operation touches: the path as parsed here, and, when a directory symlink
+// inside the workspace leads it elsewhere (the walk follows those), the real path too (`realRel`: the directories
+// on the way resolved, the last name kept as the performer acts on it, relative to the real root) — a path rule
+// matches either; for rm -r or a rename of a directory every entry below it, as the performer lists it
+// (`listBelow`); rm then removes nothing it was not judged on. One operation puts at most one question: in mode
+// "ask", a use the grant does not list is asked together with what the rules say (policy/approval-gate.ts), never
+// twice.
+//
+// The checked value also says which real paths the operation will write (a file written or appended, a rename's
 // target, the first directory mkdir makes): the caller records them (build/guest-writes.ts), so that no rebuild
 // runs a file a guest wrote under another extension's grant.
 import { lstatSync } from 'node:fs';
@@ -27,7 +31,12 @@ import { real } from '../../build/containment.js';
 import type { ApprovalRequest } from '../../policy/approvals.js';
 import { askFor, grantCheck, type Grants, type GrantKind, type NotGrantedError } from '../../policy/grants.js';
 import type { ExtensionIdentity } from '../../policy/extension-identity.js';
-import { fsAllowed, FsPermissionError, intersectPrefixes, lexicalPath, type FsAccess, type FsAllow, type FsOp } from './fs.js';
+import { FsPermissionError, type FsWho } from './errors.js';
+import { lexicalPath, namesDirectory, notUnder } from './path.js';
+import { intersectPrefixes, underPrefix, type FsAccess, type FsAllow } from './prefix.js';
+
+/** The operations of allow.fs, as the guest's calls name them. */
+export type FsOp = 'fs.readFile' | 'fs.writeFile' | 'fs.appendFile' | 'fs.readdir' | 'fs.stat' | 'fs.mkdir' | 'fs.rm' | 'fs.rename';
 
 /** Which access an operation needs, and how approvals name it. */
 const ACCESS: Record<FsOp, { access: FsAccess; op: ApprovalRequest['op'] }> = {
@@ -36,11 +45,55 @@ const ACCESS: Record<FsOp, { access: FsAccess; op: ApprovalRequest['op'] }> = {
   'fs.rm': { access: 'write', op: 'fs.delete' }, 'fs.rename': { access: 'write', op: 'fs.rename' },
 };
 
+/** One place a checked path may be reached from: a prefix it lies under, and the rest of the path below it. */
+export interface FsPlace {
+  readonly prefix: string;
+  /** Below the prefix, "/"-separated ('' for the prefix itself). */
+  readonly rest: string;
+}
+
+/** One of the guest's paths as allow.fs let it through, for one access: all the performer needs to reach it. */
+export interface CheckedPath {
+  /** The tool it was checked for (the performer's refusals name it). */
+  readonly tool: string;
+  readonly access: FsAccess;
+  /** The path as the guest gave it: every message names it so, never the host's absolute path. */
+  readonly shown: string;
+  /** Relative to the root, "." and ".." resolved as text ('' for the root itself). */
+  readonly rel: string;
+  /** The guest's spelling names a directory (a trailing "/"): the kernel would insist on one. */
+  readonly namesDirectory: boolean;
+  /** The workspace root (absolute, as configured; the walk resolves its real path). */
+  readonly root: string;
+  /** The prefixes of the allow.fs it runs under that hold it, most specific first (never empty). */
+  readonly places: readonly FsPlace[];
+}
+
+/** A file operation as decided: its paths checked, its options read, what approvals judged. */
+export interface CheckedFsOp {
+  readonly kind: FsOp;
+  /** The path it acts on (rename: the one it moves). */
+  readonly path: CheckedPath;
+  /** rename: where it moves to. */
+  readonly to?: CheckedPath;
+  /** mkdir -p, rm -r. */
+  readonly recursive: boolean;
+  /** rm: no error when nothing is there. */
+  readonly force: boolean;
+  /** readdir: each name with its type. */
+  readonly withFileTypes: boolean;
+  /** rm -r: the entries below the directory that approvals judged; the performer removes no other. */
+  readonly inside?: readonly string[];
+  /** The real paths the operation will write (build/guest-writes.ts records them before it runs). */
+  readonly writes: readonly string[];
+}
+
 export interface FsPolicyContext {
   tool: string;
   extension: ExtensionIdentity;
   allow: FsAllow | undefined;
   grants: Grants;
+  /** The workspace root (absolute). */
   root: string;
   /** The operator's files no tool may touch (absolute paths). */
   protectedFiles: string[];
@@ -51,34 +104,48 @@ export interface FsPolicyContext {
   /** Whether [approvals] judges operations at all (no [approvals]: nothing below a directory is listed). */
   judgesPaths: boolean;
   /** Every entry below `path` (a directory; none for anything else), relative to the root, listed by the code
-   *  that performs the operation (fs.ts listBelow). */
-  listBelow(path: string): Promise<string[]>;
+   *  that performs the operation (operations.ts listBelow); `path` is checked against what the tool declares. */
+  listBelow(path: CheckedPath): Promise<string[]>;
 }
-
-/** What the operation may do: the allow.fs it runs under, the entries below its directory that approvals
- *  judged (rm -r removes no other), and the real paths it will write (build/guest-writes.ts). */
-export interface FsVerdict {
-  allow: FsAllow | undefined;
-  inside?: string[];
-  writes: string[];
-}
-
 
 /** Kernel file systems that describe the server itself (its environment, memory, devices): never served. */
 const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
 
 const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
-/** The allow.fs the operation runs under (declared ∩ granted, or declared after a human said yes in mode
- *  "ask"), once grants, protected files and approvals have let it through; throws a PermissionError otherwise. */
-export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<FsVerdict> {
+/** `rel` (parsed from `shown`) as checked for `access` under `prefixes`, which hold it. */
+function checkedPath(tool: string, access: FsAccess, shown: string, rel: string, root: string, prefixes: readonly string[]): CheckedPath {
+  const places = prefixes.filter((p) => underPrefix(rel, p)).sort((a, b) => b.length - a.length)
+    .map((prefix) => ({ prefix, rest: prefix === '.' ? rel : rel === prefix ? '' : rel.slice(prefix.length + 1) }));
+  return { tool, access, shown, rel, namesDirectory: namesDirectory(shown), root, places };
+}
+
+/**
+ * The one decision on a file operation: `kind` with the guest's request `req` (its path, or from and to, and
+ * its options), `size` the bytes a write carries. Returns the operation checked, under the allow.fs it runs
+ * under (declared ∩ granted, or declared after a human said yes in mode "ask"); throws a PermissionError (or a
+ * TypeError-like FsError for a malformed path) otherwise, naming the setting that would allow it.
+ */
+export async function decideFs(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<CheckedFsOp> {
   const { access, op } = ACCESS[kind];
-  const paths = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
-  if (!c.allow) return { allow: undefined, writes: [] }; // fs.ts refuses it, naming allow.fs
+  const given = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
+  const who: FsWho = { tool: c.tool };
+  if (!c.allow) {
+    const rel = lexicalPath(access, given[0], who);
+    throw new FsPermissionError(
+      `tool "${c.tool}" may not ${access} ${JSON.stringify(given[0])}: it declares no allow.fs; add allow: { fs: { ${access}: [${JSON.stringify(rel || '.')}] } } to its manifest`,
+      access, given[0] as string,
+    );
+  }
   const declared = access === 'read' ? c.allow.read : c.allow.write;
-  // The manifest first (its refusal names allow.fs); then the operator's files; then the grant.
-  for (const p of paths) fsAllowed(access, p, declared, c.root, { tool: c.tool });
-  const rels = paths.map((p) => lexicalPath(access, p, { tool: c.tool }));
+  // The manifest first (its refusal names allow.fs), each path parsed here once; then the operator's files; then the grant.
+  const rels: string[] = [];
+  for (const p of given) {
+    const rel = lexicalPath(access, p, who);
+    if (!declared.some((prefix) => underPrefix(rel, prefix))) throw notUnder(access, p as string, rel, declared, who);
+    rels.push(rel);
+  }
+  const paths = given as string[];
   // Judged on real paths (a symlinked root or prefix included): the target may not be, hold, or lie under one
   // of the operator's files and trees.
   const protectedReal = c.protectedFiles.map(real);
@@ -87,44 +154,45 @@ export async function fsPolicy(kind: FsOp, req: Record<string, unknown>, size: n
     const abs = real(resolve(c.root, rel));
     targets.push(abs);
     if (SYSTEM_TREES.some((t) => within(abs, t))) {
-      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is in ${abs.split('/').slice(0, 2).join('/')}, which describes the server itself and is never served`, access, String(paths[i]));
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is in ${abs.split('/').slice(0, 2).join('/')}, which describes the server itself and is never served`, access, paths[i]);
     }
     if (protectedReal.some((f) => within(abs, f) || within(f, abs))) {
-      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is, holds or lies in one of the operator's files (the config, the approvals store, the audit log, the extensions kiln loads, the build cache), which no tool may touch`, access, String(paths[i]));
+      throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: it is, holds or lies in one of the operator's files (the config, the approvals store, the audit log, the extensions kiln loads, the build cache), which no tool may touch`, access, paths[i]);
     }
     const input = access === 'write' ? buildInputAt(abs, c.buildInputs) : undefined;
     if (input) {
       const [file, extension] = input;
       const shown = (p: string) => shownPath(p, real(c.root));
       throw new FsPermissionError(`tool "${c.tool}" may not ${access} ${JSON.stringify(paths[i])}: ${file === abs ? 'it is' : `it holds ${shown(file)}, which is`} read by the build of ${shown(extension)}, ` +
-        'a loaded extension; no tool may change the code an extension\'s grant was given to (no setting allows it: the operator edits such files by hand)', access, String(paths[i]));
+        'a loaded extension; no tool may change the code an extension\'s grant was given to (no setting allows it: the operator edits such files by hand)', access, paths[i]);
     }
   }
   let effective = declared;
   let refusal: NotGrantedError | undefined;
   const grant = grantCheck(c.grants, c.extension, c.tool, `fs.${access}` as GrantKind);
   if (grant) {
-    for (const [i, rel] of rels.entries()) {
-      try {
-        fsAllowed(access, paths[i], grant.list, c.root, { tool: c.tool });
-      } catch (e) {
-        if (!(e instanceof FsPermissionError)) throw e;
-        refusal ??= grant.refuse(rel || '.');
-        if (c.grants.mode !== 'ask') throw refusal;
-      }
+    for (const rel of rels) {
+      if (grant.list.some((prefix) => underPrefix(rel, prefix))) continue;
+      refusal ??= grant.refuse(rel || '.');
+      if (c.grants.mode !== 'ask') throw refusal;
     }
     if (!refusal) effective = intersectPrefixes(declared, grant.list);
   }
-  // What a removal or a move of a directory takes with it (listed only when approvals judge anything).
-  const recursive = (kind === 'fs.rm' && req.recursive === true) || kind === 'fs.rename';
-  const inside = recursive && c.judgesPaths ? await c.listBelow(String(paths[0])) : undefined;
+  // What a removal or a move of a directory takes with it (listed only when approvals judge anything), under
+  // what the tool declares.
+  const recursive = req.recursive === true;
+  const takesTree = (kind === 'fs.rm' && recursive) || kind === 'fs.rename';
+  const inside = takesTree && c.judgesPaths ? await c.listBelow(checkedPath(c.tool, access, paths[0], rels[0], c.root, declared)) : undefined;
   // One judgement, one question at most: the rules, and in mode "ask" a path the grant does not list.
   const reals = rels.map((rel) => realRel(c.root, rel));
   await c.approve(request(op, rels, reals, size, inside), refusal && askFor(refusal));
   // After a human allowed a use the grant does not list, the operation runs under what the tool declares.
-  const allow = access === 'read' ? { read: effective, write: c.allow.write } : { read: c.allow.read, write: effective };
-  const writes = written(kind, targets, real(c.root));
-  return inside ? { allow, inside, writes } : { allow, writes };
+  const [path, to] = rels.map((rel, i) => checkedPath(c.tool, access, paths[i], rel, c.root, effective));
+  return {
+    kind, path, ...(to ? { to } : {}),
+    recursive, force: req.force === true, withFileTypes: req.withFileTypes === true,
+    ...(inside ? { inside } : {}), writes: written(kind, targets, real(c.root)),
+  };
 }
 
 /** The build input `abs` is, or one a directory `abs` holds, with the extension whose build read it. */
@@ -163,7 +231,7 @@ function shownPath(p: string, root: string): string {
 }
 
 /** Where `rel` (lexicalPath's result) really is, relative to the real root: its directories resolved as the
- *  kernel follows them (the workspace's symlinks included), its last name kept (fs.ts never follows a link
+ *  kernel follows them (the workspace's symlinks included), its last name kept (the walk never follows a link
  *  there; rm and rename act on the link itself). Undefined when that is `rel` itself, or outside the root (an
  *  operator's prefix linked elsewhere: no path rule, which names paths under the root, can name it). */
 export function realRel(root: string, rel: string): string | undefined {
