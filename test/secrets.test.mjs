@@ -304,7 +304,8 @@ test('the rules, directly: https or loopback only, host and port matching, one h
   assert.equal(why.includes('tok'), false);
   assert.match(bad.problem({ name: 't', allow: { secrets: ['two'] } }), /env = "TWO" is not set/);
   // guestEnv never passes a secret's variable, whatever lists it.
-  const { guestEnv, DEFAULT_POLICY } = await import('../dist/host/policy/policy.js');
+  const { guestEnv } = await import('../dist/host/capabilities/env/env.js');
+  const { DEFAULT_POLICY } = await import('../dist/host/policy/policy.js');
   const ext = { identity: { file: '/x.ts', sha256: 'ab'.repeat(32) }, declared: ['GH', 'TZ'] };
   assert.deepEqual(guestEnv({ ...DEFAULT_POLICY, allowEnv: ['GH', 'TZ'], secrets: config }, ext, { GH: 'tok-1', TZ: 'UTC' }), { TZ: 'UTC' });
   // nor does a grant's pass-through (allowEnv) in any mode

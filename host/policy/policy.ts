@@ -3,8 +3,8 @@ import { OPEN_CEILING, type CommandCeiling } from '../capabilities/commands/comm
 import { DEFAULT_NET_POLICY, type NetPolicy } from '../capabilities/net/net.js';
 import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
-import { grantOf, NO_GRANTS, type Grants } from './grants.js';
-import { secretEnvNames, type SecretsConfig } from '../capabilities/secrets/secrets.js';
+import { NO_GRANTS, type Grants } from './grants.js';
+import type { SecretsConfig } from '../capabilities/secrets/secrets.js';
 import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
 import { DEFAULT_FS, type FsSettings } from '../capabilities/fs/settings.js';
 
@@ -45,7 +45,7 @@ export interface OperatorPolicy {
   commands: CommandCeiling;
   net: NetPolicy;
   /** [scripting] allowEnv: server environment variables scripts' `process.env` shows (when they are set), and,
-   *  in mode "declared", every extension's (for the names its tools declare). */
+   *  in mode "declared", every extension's (for the names its tools declare; capabilities/env/env.ts). */
   allowEnv: string[];
   limits: Limits;
   sessions: SessionSettings;
@@ -81,25 +81,4 @@ export const DEFAULT_POLICY: OperatorPolicy = {
 
 export function memoryLimit(policy: OperatorPolicy, ext: ExtensionIdentity): number {
   return operatorEntry(policy.limits.memory, ext) ?? policy.limits.memoryLimitBytes;
-}
-
-/** The environment a guest sees. A script's guest (`ext` undefined: the operator's or client's own code): the
- *  [scripting] allowEnv names set on the server. An extension's: only names its tools declare (allow.env), each
- *  from its grant's explicit `env` value, else passed through when its grant's `allowEnv` lists it (or, in mode
- *  "declared", [scripting] allowEnv does) and it is set on the server; nothing else. One guest serves one file,
- *  whose tools share its globals, so the file's tools together are what is declared. */
-export function guestEnv(policy: OperatorPolicy, ext?: { identity: ExtensionIdentity; declared: string[] }, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  const secret = secretEnvNames(policy.secrets); // a [secrets.*] variable never reaches a guest, whatever lists it
-  if (!ext) {
-    for (const name of policy.allowEnv) if (env[name] !== undefined && !secret.has(name)) out[name] = env[name]!;
-    return out;
-  }
-  const { grant } = grantOf(policy.grants, ext.identity);
-  const passed = [...(grant?.allowEnv ?? []), ...(policy.grants.mode === 'declared' ? policy.allowEnv : [])];
-  for (const name of ext.declared) {
-    if (grant?.env && Object.hasOwn(grant.env, name)) out[name] = grant.env[name];
-    else if (passed.includes(name) && !secret.has(name) && env[name] !== undefined) out[name] = env[name]!;
-  }
-  return out;
 }

@@ -101,7 +101,7 @@ export function readSecrets(v: unknown, fail: (message: string) => Error): Secre
   return out;
 }
 
-/** Every environment name a [secrets.*] reads: no environment pass-through may show them (policy/policy.ts guestEnv). */
+/** Every environment name a [secrets.*] reads: no environment pass-through may show them (capabilities/env/env.ts guestEnv). */
 export function secretEnvNames(config: SecretsConfig | undefined): Set<string> {
   return new Set(Object.values(config ?? {}).map((s) => s.env));
 }
