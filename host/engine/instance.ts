@@ -3,7 +3,8 @@
 // The guest never blocks. A capability call returns an op id at once; the host runs the operation as an
 // ordinary promise and, when it settles, calls `guest.complete` (always later, from the event loop, never
 // from inside an import). So two operations the guest starts together run concurrently here, and the host
-// thread is free between them. A handler's end arrives through the `runtime.finish` import.
+// thread is free between them. A handler's end arrives through the `runtime.finish` import. The import table
+// itself, one block per WIT interface, is engine/imports.ts; this file is the loop behind it.
 //
 // Invariants:
 //  - Imports never throw into the guest (a JS exception unwinding through QuickJS's C frames would leave it
@@ -20,34 +21,20 @@
 //    instance (one call, plus the calls it made to its own file's tools through plugins[...]); waiting for I/O
 //    or timers is not a run and costs nothing. A run is interrupted when an invocation's budget is spent, and
 //    a result reported past it is a CpuLimitError, never a success; the instance is discarded either way.
-import { createHash, createHmac, randomFillSync } from 'node:crypto';
 import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
 import { MAX_JSON_DEPTH, textNestsDeeper } from '../untrusted/json-depth.js';
 import { parseGuestJson } from '../untrusted/guest-json.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../untrusted/log-limiter.js';
+import type { OpKind } from '../capabilities/operations.js';
+import { witImports, type GuestVars, type LogLevel, type Outcome } from './imports.js';
 import { IntlHost } from './intl.js';
 import { withoutPreludeFrames } from './prelude-frames.js';
 import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
-/** crypto.getRandomValues' limit, per call. */
-const MAX_RANDOM_BYTES = 65536;
-type Hash = 'sha1' | 'sha256' | 'sha384' | 'sha512';
-type UrlPart = 'href' | 'protocol' | 'username' | 'password' | 'host' | 'hostname' | 'port' | 'pathname' | 'search' | 'hash';
-/** A URL as the guest's URL class holds it (runtime.parse-url, runtime.set-url-part). */
-function urlParts(u: URL): string {
-  const { href, protocol, username, password, host, hostname, port, pathname, search, hash, origin } = u;
-  return JSON.stringify({ href, protocol, username, password, host, hostname, port, pathname, search, hash, origin });
-}
-const HASHES: Record<Hash, string> = { sha1: 'sha1', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' };
-
-export type OpKind =
-  | 'commands.run' | 'commands.start' | 'commands.status' | 'commands.stop'
-  | 'http.fetch' | 'http.read' | 'browser.call' | 'plugins.call'
-  | 'fs.readFile' | 'fs.writeFile' | 'fs.appendFile' | 'fs.readdir' | 'fs.stat' | 'fs.mkdir' | 'fs.rm' | 'fs.rename';
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { OpKind } from '../capabilities/operations.js';
+export type { LogLevel } from './imports.js';
 
 export interface Invocation {
   readonly id: number;
@@ -98,13 +85,7 @@ export interface InstanceHost {
   op(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras): Promise<unknown>;
   /** The guest will not read this response body. */
   discardBody?(body: number): void;
-  vars: {
-    get(key: string): string | undefined;
-    /** Throws a KilnError with the reason when the store refuses. */
-    set(key: string, value: string): void;
-    delete(key: string): boolean;
-    keys(): string[];
-  };
+  vars: GuestVars;
   log(level: LogLevel, message: string): void;
   /** Told when guest code starts and stops running on this thread (the worker publishes it). */
   busy?(running: boolean): void;
@@ -131,7 +112,6 @@ export interface LoadConfig {
   stackLimit?: number;
 }
 
-type Outcome = { tag: 'ok'; val: string } | { tag: 'err'; val: string };
 type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string };
 
 interface Running extends Invocation {
@@ -560,106 +540,66 @@ export class GuestInstance {
     r.resolve(value);
   }
 
+  /** The import table bound to this instance (engine/imports.ts): the op loop's entry points below. */
   private imports(): Record<string, unknown> {
-    const op = (kind: OpKind) => (inv: number, request: string) => this.startOp(kind, inv, request);
-    return {
-      'kiln:extension/commands': {
-        run: op('commands.run'), start: op('commands.start'), status: op('commands.status'), stop: op('commands.stop'),
+    const self = this;
+    return witImports({
+      startOp: (kind, inv, request, body) => this.startOp(kind, inv, request, body),
+      abortOp: (op) => this.ops.get(op)?.abort.abort(),
+      discardBody: (body) => this.host.discardBody?.(body),
+      get vars() {
+        return self.host.vars;
       },
-      'kiln:extension/http': {
-        fetch: (inv: number, request: string, body: Uint8Array) => this.startOp('http.fetch', inv, request, body),
-        read: (inv: number, body: number) => this.startOp('http.read', inv, JSON.stringify({ body })),
-        abort: (op: number) => this.ops.get(op)?.abort.abort(),
-        discard: (body: number) => this.host.discardBody?.(body),
-      },
-      'kiln:extension/browser': { call: op('browser.call') },
-      'kiln:extension/plugins': { call: op('plugins.call') },
-      'kiln:extension/fs': {
-        readFile: op('fs.readFile'), readdir: op('fs.readdir'), stat: op('fs.stat'), mkdir: op('fs.mkdir'), rm: op('fs.rm'), rename: op('fs.rename'),
-        writeFile: (inv: number, request: string, data: Uint8Array) => this.startOp('fs.writeFile', inv, request, data),
-        appendFile: (inv: number, request: string, data: Uint8Array) => this.startOp('fs.appendFile', inv, request, data),
-      },
-      'kiln:extension/vars': {
-        get: (k: string) => this.host.vars.get(k),
-        set: (k: string, v: string) => {
-          try {
-            this.host.vars.set(k, v);
-          } catch (e) {
-            throw { payload: e instanceof Error ? e.message : String(e) };
-          }
-        },
-        delete: (k: string) => this.host.vars.delete(k),
-        keys: () => this.host.vars.keys(),
-      },
-      // Pure functions and entropy: no authority, so no check (crypto.getRandomValues, crypto.subtle).
-      'kiln:extension/crypto': {
-        randomBytes: (n: number) => (n <= MAX_RANDOM_BYTES ? randomFillSync(new Uint8Array(n)) : new Uint8Array()),
-        digest: (algorithm: Hash, data: Uint8Array) => createHash(HASHES[algorithm]).update(data).digest(),
-        hmac: (algorithm: Hash, key: Uint8Array, data: Uint8Array) => createHmac(HASHES[algorithm], key).update(data).digest(),
-      },
-      // The host's ICU for the guest's Intl: pure functions, no authority (host/engine/intl.ts).
-      'kiln:extension/intl': { call: (spec: string, op: string, args: string) => this.intl.result(spec, op, args) },
-      'kiln:extension/runtime': {
-        log: (level: LogLevel, message: string) => this.logs.write(level, message),
-        sleep: (ms: number) => {
-          if (this.timers.size >= MAX_TIMERS) return 0; // refused: the guest's setTimeout throws
-          const op = this.nextOp++;
-          if (!this.active) return op; // idle: a timer set now never fires
-          const fire = () => this.deliver(op, { tag: 'ok', val: 'null' });
-          // 0 is the guest's setImmediate: the host's next turn (the guest's setTimeout asks for 1 ms at least).
-          this.timers.set(op, ms === 0 ? setImmediate(fire) : setTimeout(fire, ms));
-          return op;
-        },
-        // Only the guest's own timers: an op id that is not one (a fetch, a command) is not touched here.
-        clearTimer: (op: number) => {
-          const t = this.timers.get(op);
-          if (t === undefined) return;
-          clearHostTimer(t);
-          this.timers.delete(op);
-        },
-        interrupted: () => {
-          const now = performance.now();
-          if (now <= this.runDeadline && !this.stopping && !this.host.stopRequested?.()) return false;
-          if (this.interruptedAt === undefined) {
-            this.interruptedAt = now;
-            this.interruptedByCpu = !this.stopping && now > this.cpuDeadline;
-          }
-          return true;
-        },
-        parseUrl: (input: string, base: string | undefined) => {
-          try {
-            return urlParts(base === undefined ? new URL(input) : new URL(input, base));
-          } catch {
-            throw { payload: `Invalid URL: ${input.slice(0, 200)}` };
-          }
-        },
-        // `part` is one of the WIT enum's ten names (the ABI refuses anything else), each a URL setter.
-        setUrlPart: (href: string, part: UrlPart, value: string) => {
-          let u: URL;
-          try {
-            u = new URL(href);
-          } catch {
-            throw { payload: `Invalid URL: ${href.slice(0, 200)}` };
-          }
-          try {
-            u[part] = value;
-          } catch {
-            throw { payload: `Invalid URL: ${value.slice(0, 200)}` };
-          }
-          return urlParts(u);
-        },
-        progress: (inv: number, update: string) => this.running.get(inv)?.onProgress?.(update),
-        finish: (inv: number, outcome: Outcome) => {
-          // Invocation 0: the instance itself ran out of memory where no handler could report it (the promise
-          // machinery itself failed). It is discarded after this run, and what is running fails.
-          if (inv === 0 && outcome.tag === 'err' && OUT_OF_MEMORY.test(outcome.val)) this.outOfMemory = true;
-          const r = this.running.get(inv);
-          if (!r) return;
-          this.running.delete(inv);
-          this.settle(r, outcome);
-          this.endInvocation(inv);
-        },
-      },
-    };
+      log: (level, message) => this.logs.write(level, message),
+      sleep: (ms) => this.sleep(ms),
+      clearTimer: (op) => this.clearTimer(op),
+      interrupted: () => this.interrupted(),
+      progress: (inv, update) => this.running.get(inv)?.onProgress?.(update),
+      finish: (inv, outcome) => this.finish(inv, outcome),
+      intl: (spec, op, args) => this.intl.result(spec, op, args),
+    });
+  }
+
+  /** runtime.sleep: a guest timer; 0 when refused (the guest's setTimeout throws). */
+  private sleep(ms: number): number {
+    if (this.timers.size >= MAX_TIMERS) return 0;
+    const op = this.nextOp++;
+    if (!this.active) return op; // idle: a timer set now never fires
+    const fire = () => this.deliver(op, { tag: 'ok', val: 'null' });
+    // 0 is the guest's setImmediate: the host's next turn (the guest's setTimeout asks for 1 ms at least).
+    this.timers.set(op, ms === 0 ? setImmediate(fire) : setTimeout(fire, ms));
+    return op;
+  }
+
+  /** runtime.clear-timer: only the guest's own timers; an op id that is not one (a fetch, a command) is not
+   *  touched here. */
+  private clearTimer(op: number): void {
+    const t = this.timers.get(op);
+    if (t === undefined) return;
+    clearHostTimer(t);
+    this.timers.delete(op);
+  }
+
+  /** runtime.interrupted: true stops the running guest (its deadline or CPU budget passed, or it is stopped). */
+  private interrupted(): boolean {
+    const now = performance.now();
+    if (now <= this.runDeadline && !this.stopping && !this.host.stopRequested?.()) return false;
+    if (this.interruptedAt === undefined) {
+      this.interruptedAt = now;
+      this.interruptedByCpu = !this.stopping && now > this.cpuDeadline;
+    }
+    return true;
+  }
+
+  /** runtime.finish: a handler's outcome. */
+  private finish(inv: number, outcome: Outcome): void {
+    // Invocation 0: the instance itself ran out of memory where no handler could report it (the promise
+    // machinery itself failed). It is discarded after this run, and what is running fails.
+    if (inv === 0 && outcome.tag === 'err' && OUT_OF_MEMORY.test(outcome.val)) this.outOfMemory = true;
+    const r = this.running.get(inv);
+    if (!r) return;
+    this.running.delete(inv);
+    this.settle(r, outcome);
+    this.endInvocation(inv);
   }
 }
