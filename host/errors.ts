@@ -27,6 +27,11 @@ export class PermissionError extends KilnError {
   override name = 'PermissionError';
 }
 
+/** A capability this server cannot offer here (no browser in this host; fs without Linux's /proc/self/fd). */
+export class UnavailableError extends KilnError {
+  override name = 'UnavailableError';
+}
+
 /** Arguments did not match a tool's inputSchema. */
 export class InvalidArgumentsError extends KilnError {
   override name = 'InvalidArgumentsError';

@@ -1,6 +1,9 @@
-// Routing a guest's capability call to the one place that checks and performs it.
-import { KilnError } from '../errors.js';
-import type { Invocation, OpExtras, OpKind } from '../engine/instance.js';
+// Routing a guest's capability call to the one place that checks and performs it: the operation's `allow` key in
+// capabilities/operations.ts picks its capability's performer below (one per allow.* key, each taking exactly
+// its own operations), so a new operation is a row there and a case in its performer, checked by the compiler.
+import { KilnError, UnavailableError } from '../errors.js';
+import type { Invocation, OpExtras } from '../engine/instance.js';
+import { OPERATIONS, type OpAllowKey, type OpKind, type OpsOf } from './operations.js';
 import type { ToolManifest } from '../extensions/manifest.js';
 import type { ExtensionIdentity } from '../policy/extension-identity.js';
 import type { ApprovalRequest } from '../policy/approvals.js';
@@ -19,9 +22,7 @@ import type { HttpSession } from './net/http.js';
 import type { SecretStore } from './secrets/secrets.js';
 import { loadProcessSupport, runOnce, type ProcessTable } from './commands/processes.js';
 
-export class UnavailableError extends KilnError {
-  override name = 'UnavailableError';
-}
+export { UnavailableError };
 
 export interface CapabilityContext {
   /** The manifest of the tool whose handler made the call. */
@@ -106,8 +107,12 @@ async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unkn
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-export async function performOp(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
-  const req = isObject(request) ? request : {};
+/** Performs operations `kind` of one allow.* key: its checks (manifest, grants, approvals), then the operation. */
+type Performer<A extends OpAllowKey> = (
+  kind: OpsOf<A>, inv: Invocation, req: Record<string, unknown>, request: unknown, extras: OpExtras, ctx: CapabilityContext,
+) => Promise<unknown>;
+
+async function performCommands(kind: OpsOf<'commands'>, _inv: Invocation, req: Record<string, unknown>, _request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
   switch (kind) {
     case 'commands.run': {
       const { spec, asked, recheck } = await commandSpec(ctx, 'run', req.name, req.vars);
@@ -135,39 +140,57 @@ export async function performOp(kind: OpKind, inv: Invocation, request: unknown,
       const { spec } = await commandSpec(ctx, 'stop', req.name, {});
       return ctx.processes.stop(ctx.owner, req.name as string, spec);
     }
+  }
+}
+
+async function performNet(kind: OpsOf<'net'>, _inv: Invocation, req: Record<string, unknown>, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+  switch (kind) {
     case 'http.fetch':
       return ctx.http.fetch(ctx.tool.name, ctx.tool.allow.net, ctx.owner, request, extras.body ?? new Uint8Array(), extras.signal,
         grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'net', asker(ctx)), ctx.secrets?.headersFor(grantedSecrets(ctx.grants, ctx.extension, ctx.tool)),
         (url, method) => ctx.approve({ op: 'net', url: url.href, method }));
     case 'http.read':
       return ctx.http.read(ctx.owner, Number(req.body), extras.signal);
-    case 'browser.call':
-      if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
-      return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id, {
-        grant: grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)),
-        approve: (url) => ctx.approve({ op: 'browser.navigate', url }),
-        record: ctx.recordPage, limits: ctx.pageLimits?.(),
-      });
-    case 'plugins.call': {
-      if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
-      const callee = ctx.extensionOf(req.tool);
-      checkToolCall(ctx.tool, ctx.extension.file, req.tool, callee, grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'), callee && keyFor(ctx.grants, callee));
-      return ctx.callTool(req.tool, req.args ?? null, extras.signal);
-    }
-    case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir':
-    case 'fs.stat': case 'fs.mkdir': case 'fs.rm': case 'fs.rename':
-      // One decision (capabilities/fs/policy.ts: the tool's own allow.fs, the operator's files, the grant, the
-      // approvals), then the performer on what it decided, in a turn of the (session, extension)'s own fs slot.
-    {
-      const settings = ctx.fs ?? DEFAULT_FS;
-      const rt: FsRuntime = { settings, turns: ctx.fsTurns, signal: extras.signal, written: ctx.written };
-      const op = await decideFs(kind, req, kind === 'fs.writeFile' || kind === 'fs.appendFile' ? extras.body?.length ?? 0 : undefined, {
-        tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
-        protectedFiles: ctx.protectedFiles?.() ?? [], buildInputs: ctx.buildInputs?.() ?? new Map(), approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
-        listBelow: (path) => listBelow(path, rt),
-      });
-      if (op.writes.length) ctx.guestWrote?.([...op.writes]); // recorded before the write: no rebuild can read it unrecorded
-      return performFs(op, extras.body, rt);
-    }
   }
+}
+
+async function performBrowser(_kind: OpsOf<'browser'>, inv: Invocation, req: Record<string, unknown>, _request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+  if (!ctx.browser) throw new UnavailableError('page/context: there is no browser here');
+  return ctx.browser.call(ctx.tool.name, ctx.tool.allow.browser, req as unknown as BrowserRequest, extras.signal, inv.id, {
+    grant: grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'browser', asker(ctx)),
+    approve: (url) => ctx.approve({ op: 'browser.navigate', url }),
+    record: ctx.recordPage, limits: ctx.pageLimits?.(),
+  });
+}
+
+async function performTools(_kind: OpsOf<'tools'>, _inv: Invocation, req: Record<string, unknown>, _request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+  if (typeof req.tool !== 'string') throw new KilnError('plugins[name] needs a tool name');
+  const callee = ctx.extensionOf(req.tool);
+  checkToolCall(ctx.tool, ctx.extension.file, req.tool, callee, grantCheck(ctx.grants, ctx.extension, ctx.tool.name, 'tools'), callee && keyFor(ctx.grants, callee));
+  return ctx.callTool(req.tool, req.args ?? null, extras.signal);
+}
+
+// One decision (capabilities/fs/policy.ts: the tool's own allow.fs, the operator's files, the grant, the
+// approvals), then the performer on what it decided, in a turn of the (session, extension)'s own fs slot.
+async function performFsOp(kind: OpsOf<'fs'>, _inv: Invocation, req: Record<string, unknown>, _request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+  const settings = ctx.fs ?? DEFAULT_FS;
+  const rt: FsRuntime = { settings, turns: ctx.fsTurns, signal: extras.signal, written: ctx.written };
+  const op = await decideFs(kind, req, OPERATIONS[kind].input === 'json+bytes' ? extras.body?.length ?? 0 : undefined, {
+    tool: ctx.tool.name, extension: ctx.extension, allow: ctx.tool.allow.fs, grants: ctx.grants, root: resolve(settings.root ?? process.cwd()),
+    protectedFiles: ctx.protectedFiles?.() ?? [], buildInputs: ctx.buildInputs?.() ?? new Map(), approve: ctx.approve, judgesPaths: ctx.judgesPaths ?? false,
+    listBelow: (path) => listBelow(path, rt), // under what the tool declares: the manifest's check passed
+  });
+  if (op.writes.length) ctx.guestWrote?.([...op.writes]); // recorded before the write: no rebuild can read it unrecorded
+  return performFs(op, extras.body, rt);
+}
+
+/** The performer of each allow.* key: the compiler requires one for every key the table names. */
+const PERFORMERS: { [A in OpAllowKey]: Performer<A> } = {
+  commands: performCommands, net: performNet, browser: performBrowser, tools: performTools, fs: performFsOp,
+};
+
+export async function performOp(kind: OpKind, inv: Invocation, request: unknown, extras: OpExtras, ctx: CapabilityContext): Promise<unknown> {
+  const req = isObject(request) ? request : {};
+  const perform = PERFORMERS[OPERATIONS[kind].allow] as Performer<OpAllowKey>;
+  return perform(kind, inv, req, request, extras, ctx);
 }

@@ -5,13 +5,13 @@
 //
 // Invariants:
 //  - A capability call (commands, http, browser, plugins, fs) only starts an op and returns its id: nothing
-//    of the operation runs inside the import.
+//    of the operation runs inside the import. Those functions are the rows of capabilities/operations.ts.
 //  - Imports never throw into the guest, except the `result`-typed ones, which throw `{ payload }`: the ABI's
 //    error value.
 //  - crypto, intl and the URL functions are pure (entropy aside): no authority, so no check.
 import { digest, hmac, randomBytes, type Hash } from './crypto.js';
 import { parseUrl, setUrlPart, type UrlPart } from './url.js';
-import type { OpKind } from '../capabilities/operations.js';
+import { OPERATIONS, opsOfInterface, type OpInterface, type OpKind } from '../capabilities/operations.js';
 
 /** The WIT `runtime.level` enum. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -48,24 +48,26 @@ export interface ImportTarget {
 
 /** The import object for one instance, keyed by WIT interface. */
 export function witImports(t: ImportTarget): Record<string, unknown> {
-  const op = (kind: OpKind) => (inv: number, request: string) => t.startOp(kind, inv, request);
-  const opWithBytes = (kind: OpKind) => (inv: number, request: string, bytes: Uint8Array) => t.startOp(kind, inv, request, bytes);
+  /** The functions of WIT interface `wit` that start operations, as capabilities/operations.ts lists them. */
+  const ops = (wit: OpInterface): Record<string, unknown> => Object.fromEntries(opsOfInterface(wit).map((kind) => {
+    const { fn, input } = OPERATIONS[kind];
+    const start = input === 'json+bytes'
+      ? (inv: number, request: string, bytes: Uint8Array) => t.startOp(kind, inv, request, bytes)
+      : input === 'body'
+      ? (inv: number, body: number) => t.startOp(kind, inv, JSON.stringify({ body }))
+      : (inv: number, request: string) => t.startOp(kind, inv, request);
+    return [fn, start];
+  }));
   return {
-    'kiln:extension/commands': {
-      run: op('commands.run'), start: op('commands.start'), status: op('commands.status'), stop: op('commands.stop'),
-    },
+    'kiln:extension/commands': ops('commands'),
     'kiln:extension/http': {
-      fetch: opWithBytes('http.fetch'),
-      read: (inv: number, body: number) => t.startOp('http.read', inv, JSON.stringify({ body })),
+      ...ops('http'),
       abort: (op: number) => t.abortOp(op),
       discard: (body: number) => t.discardBody(body),
     },
-    'kiln:extension/browser': { call: op('browser.call') },
-    'kiln:extension/plugins': { call: op('plugins.call') },
-    'kiln:extension/fs': {
-      readFile: op('fs.readFile'), readdir: op('fs.readdir'), stat: op('fs.stat'), mkdir: op('fs.mkdir'), rm: op('fs.rm'), rename: op('fs.rename'),
-      writeFile: opWithBytes('fs.writeFile'), appendFile: opWithBytes('fs.appendFile'),
-    },
+    'kiln:extension/browser': ops('browser'),
+    'kiln:extension/plugins': ops('plugins'),
+    'kiln:extension/fs': ops('fs'),
     'kiln:extension/vars': {
       get: (k: string) => t.vars.get(k),
       set: (k: string, v: string) => {

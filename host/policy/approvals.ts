@@ -35,9 +35,11 @@ import { createHash } from 'node:crypto';
 import { globRegExp } from '../extensions/discovery.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { hostAllowed, parsePattern } from '../capabilities/net/net.js';
+import { OP_APPROVAL_KINDS, type OpApprovalKind } from '../capabilities/operations.js';
 
-export const APPROVAL_OPS = ['command', 'net', 'browser.navigate', 'fs.read', 'fs.write', 'fs.delete', 'fs.rename'] as const;
-export type ApprovalOp = (typeof APPROVAL_OPS)[number];
+/** The operations [approvals] rules name (`op`), as capabilities/operations.ts gives each capability operation. */
+export const APPROVAL_OPS = OP_APPROVAL_KINDS;
+export type ApprovalOp = OpApprovalKind;
 export type Verdict = 'allow' | 'require' | 'deny';
 export const PRESETS = ['permissive', 'balanced', 'strict'] as const;
 export type Preset = (typeof PRESETS)[number];

@@ -19,6 +19,7 @@
 //    they end, and the first line written again is `dropped` with the count.
 import { appendFileSync, renameSync, statSync } from 'node:fs';
 import { writeStderr } from '../untrusted/terminal.js';
+import { operation, type OpAuditKind } from '../capabilities/operations.js';
 
 export interface AuditSettings {
   /** Absolute path of the log; undefined: no audit log. */
@@ -82,12 +83,15 @@ export type AuditRecord =
 
 export type DecisionRecord = Extract<AuditRecord, { type: 'decision' }>;
 
-/** What a capability call is aimed at, as the log may show it (see the invariants above). */
+/** What a capability call is aimed at, as the log may show it (see the invariants above); the operation's
+ *  `audit` column (capabilities/operations.ts) says which part of its request that is. */
 export function auditTarget(kind: string, request: unknown): string {
   const r = (typeof request === 'object' && request !== null ? request : {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 300) : '');
-  switch (kind) {
-    case 'http.fetch': case 'browser.request': { // browser.request: a page's own request, judged at its gate
+  // browser.request: a page's own request, judged at its gate (no operation of the guest's).
+  const audit: OpAuditKind = kind === 'browser.request' ? 'url' : operation(kind)?.audit ?? 'name';
+  switch (audit) {
+    case 'url': {
       try {
         const u = new URL(str(r.url));
         return `${str(r.method) || 'GET'} ${u.origin}${u.pathname}`.slice(0, 500);
@@ -95,7 +99,7 @@ export function auditTarget(kind: string, request: unknown): string {
         return 'invalid URL';
       }
     }
-    case 'browser.call': {
+    case 'browser': {
       const method = `${str(r.target)}.${str(r.method)}`;
       if (r.method !== 'goto' || !Array.isArray(r.args)) return method;
       try {
@@ -105,12 +109,11 @@ export function auditTarget(kind: string, request: unknown): string {
         return method;
       }
     }
-    case 'plugins.call': return str(r.tool);
-    case 'fs.rename': return `${str(r.from)} -> ${str(r.to)}`;
-    case 'fs.readFile': case 'fs.writeFile': case 'fs.appendFile': case 'fs.readdir': case 'fs.stat': case 'fs.mkdir': case 'fs.rm':
-      return str(r.path); // the path as the guest gave it; never the data
-    case 'http.read': return 'response body';
-    default: return str(r.name); // commands.*
+    case 'tool': return str(r.tool);
+    case 'paths': return `${str(r.from)} -> ${str(r.to)}`;
+    case 'path': return str(r.path); // the path as the guest gave it; never the data
+    case 'body': return 'response body';
+    case 'name': return str(r.name);
   }
 }
 

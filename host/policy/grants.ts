@@ -22,11 +22,13 @@ import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from '../capabilities/net/net.js';
 import { intersectPrefixes as intersectFsPrefixes } from '../capabilities/fs/prefix.js';
 import { escaped, type ApprovalRequest } from './approvals.js';
+import { OP_GRANT_KINDS, operation } from '../capabilities/operations.js';
 
 export type PolicyMode = 'declared' | 'granted' | 'ask';
 
-/** The kinds of authority a grant can list; each is a list of names, host patterns or path prefixes. */
-export const GRANT_KINDS = ['commands', 'net', 'browser', 'tools', 'fs.read', 'fs.write', 'env', 'secrets'] as const;
+/** The kinds of authority a grant can list; each is a list of names, host patterns or path prefixes: those the
+ *  operations are judged by (capabilities/operations.ts), then those no operation has. */
+export const GRANT_KINDS = [...OP_GRANT_KINDS, 'env', 'secrets'] as const;
 export type GrantKind = (typeof GRANT_KINDS)[number];
 
 /** One extension's grant, as `[grants."<key>"]` writes it. */
@@ -232,15 +234,10 @@ export function askFor(refusal: NotGrantedError): { rule: string; hint: string }
   return { rule: `[policy] mode = "ask" (${refusal.kind} "${escaped(refusal.item)}" is declared, not granted)`, hint: at >= 0 ? refusal.message.slice(at) : refusal.message };
 }
 
-/** The grant kind an operation of the guest is judged by (engine/instance.ts OpKind). */
+/** The grant kind an operation of the guest is judged by (capabilities/operations.ts); none for a name that is
+ *  no operation or one no grant narrows (http.read). */
 export function grantKindOf(op: string): GrantKind | undefined {
-  if (op.startsWith('commands.')) return 'commands';
-  if (op === 'http.fetch') return 'net';
-  if (op === 'browser.call') return 'browser';
-  if (op === 'plugins.call') return 'tools';
-  if (op === 'fs.readFile' || op === 'fs.readdir' || op === 'fs.stat') return 'fs.read';
-  if (op.startsWith('fs.')) return 'fs.write';
-  return undefined;
+  return operation(op)?.grant ?? undefined;
 }
 
 /** What decided an operation, for the audit log: the grant that narrowed it (`[grants."<key>"] net`), the

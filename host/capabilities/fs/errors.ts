@@ -38,11 +38,6 @@ export class FsPermissionError extends PermissionError {
   }
 }
 
-/** The operation cannot run on this server at all (no /proc/self/fd). */
-export class FsUnavailableError extends KilnError {
-  override name = 'UnavailableError';
-}
-
 /** Who asks, for the refusal's wording: the tool, and the setting that lists the prefixes. */
 export interface FsWho {
   tool?: string;

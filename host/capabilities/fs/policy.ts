@@ -34,16 +34,10 @@ import type { ExtensionIdentity } from '../../policy/extension-identity.js';
 import { FsPermissionError, type FsWho } from './errors.js';
 import { lexicalPath, namesDirectory, notUnder } from './path.js';
 import { intersectPrefixes, underPrefix, type FsAccess, type FsAllow } from './prefix.js';
+import { OPERATIONS, type FsOp } from '../operations.js';
 
-/** The operations of allow.fs, as the guest's calls name them. */
-export type FsOp = 'fs.readFile' | 'fs.writeFile' | 'fs.appendFile' | 'fs.readdir' | 'fs.stat' | 'fs.mkdir' | 'fs.rm' | 'fs.rename';
-
-/** Which access an operation needs, and how approvals name it. */
-const ACCESS: Record<FsOp, { access: FsAccess; op: ApprovalRequest['op'] }> = {
-  'fs.readFile': { access: 'read', op: 'fs.read' }, 'fs.readdir': { access: 'read', op: 'fs.read' }, 'fs.stat': { access: 'read', op: 'fs.read' },
-  'fs.writeFile': { access: 'write', op: 'fs.write' }, 'fs.appendFile': { access: 'write', op: 'fs.write' }, 'fs.mkdir': { access: 'write', op: 'fs.write' },
-  'fs.rm': { access: 'write', op: 'fs.delete' }, 'fs.rename': { access: 'write', op: 'fs.rename' },
-};
+/** The operations of allow.fs, as the guest's calls name them (capabilities/operations.ts). */
+export type { FsOp };
 
 /** One place a checked path may be reached from: a prefix it lies under, and the rest of the path below it. */
 export interface FsPlace {
@@ -127,7 +121,7 @@ function checkedPath(tool: string, access: FsAccess, shown: string, rel: string,
  * TypeError-like FsError for a malformed path) otherwise, naming the setting that would allow it.
  */
 export async function decideFs(kind: FsOp, req: Record<string, unknown>, size: number | undefined, c: FsPolicyContext): Promise<CheckedFsOp> {
-  const { access, op } = ACCESS[kind];
+  const { access, approval: op } = OPERATIONS[kind];
   const given = kind === 'fs.rename' ? [req.from, req.to] : [req.path];
   const who: FsWho = { tool: c.tool };
   if (!c.allow) {

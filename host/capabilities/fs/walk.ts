@@ -24,7 +24,8 @@ import { constants, type Stats } from 'node:fs';
 import { mkdir, open, opendir, readlink, realpath, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { KilnError } from '../../errors.js';
-import { FsError, FsPermissionError, FsUnavailableError, symlinkRefused, toolName } from './errors.js';
+import { UnavailableError } from '../../errors.js';
+import { FsError, FsPermissionError, symlinkRefused, toolName } from './errors.js';
 import type { CheckedPath, FsPlace } from './policy.js';
 
 /** How deep rm -r (and the listing approvals judge) goes. */
@@ -56,7 +57,7 @@ let procChecked: Promise<void> | undefined;
 /** /proc/self/fd is what makes the check race-free: without it, refuse everything. */
 export function needProc(): Promise<void> {
   return (procChecked ??= readlink('/proc/self/fd/0').then(() => {}, (e) => {
-    if (e?.code === 'ENOENT' || e?.code === 'ENOTDIR') throw new FsUnavailableError("fs needs Linux's /proc/self/fd, which this server does not have");
+    if (e?.code === 'ENOENT' || e?.code === 'ENOTDIR') throw new UnavailableError("fs needs Linux's /proc/self/fd, which this server does not have");
   }));
 }
 
