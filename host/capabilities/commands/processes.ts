@@ -39,6 +39,7 @@ import type { Allow, CommandSpec } from '../../extensions/manifest.js';
 import type { ExtensionIdentity } from '../../policy/extension-identity.js';
 import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING, type Invocation } from './commands.js';
 import { writeStderr } from '../../untrusted/terminal.js';
+import type { ProcessStatus } from '../shapes.js';
 
 export const OUTPUT_LIMIT = 8 * 1024 * 1024;
 export const RING_BYTES = 64 * 1024;
@@ -284,14 +285,7 @@ interface Persistent {
   stderr: Ring;
 }
 
-export interface ProcessStatus {
-  running: boolean;
-  pid: number;
-  exitCode: number | null;
-  uptimeMs: number;
-  stdout: string;
-  stderr: string;
-}
+export type { ProcessStatus };
 
 /** A session's persistent processes, keyed by extension file, command name and spec. */
 export class ProcessTable {

@@ -22,6 +22,7 @@ import { mkdir, open, opendir, rename, lstat, unlink, type FileHandle } from 'no
 import { KilnError } from '../../errors.js';
 import { FsError, FsPermissionError, symlinkRefused, systemError, toolName, tooLarge } from './errors.js';
 import type { CheckedFsOp, CheckedPath } from './policy.js';
+import type { FsEntryType, FsStat } from '../shapes.js';
 import { FS_BOUNDS, type FsSettings, type WriteCount } from './settings.js';
 import type { FsTurns } from './turns.js';
 import { areas, FD, firstArea, inspect, inspectLink, listEntries, mkdirBelow, needProc, openEntry, removeEntry } from './walk.js';
@@ -210,7 +211,7 @@ function readdir(p: CheckedPath, withFileTypes: boolean, rt: FsRuntime): Promise
   });
 }
 
-function stat(p: CheckedPath, rt: FsRuntime): Promise<Record<string, unknown>> {
+function stat(p: CheckedPath, rt: FsRuntime): Promise<FsStat> {
   return run('stat', p, rt, async () => {
     const e = await openEntry(p);
     try {
@@ -292,7 +293,7 @@ function move(from: CheckedPath, to: CheckedPath, rt: FsRuntime): Promise<null> 
   }, to);
 }
 
-function typeOf(st: Stats | undefined): string {
+function typeOf(st: Stats | undefined): FsEntryType {
   if (!st) return '';
   return st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : st.isFIFO() ? 'fifo' : st.isSocket() ? 'socket' : st.isBlockDevice() ? 'block' : st.isCharacterDevice() ? 'char' : '';
 }

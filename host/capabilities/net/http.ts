@@ -23,6 +23,7 @@ import { addressAllowed, checkUrl, hostAllowed, normaliseHost, type NetPolicy } 
 import type { GrantCheck } from '../../policy/grants.js';
 import { withSecrets, type SecretHeader } from '../secrets/secrets.js';
 import { kilnVersion } from '../../version.js';
+import type { FetchHead } from '../shapes.js';
 
 export class HttpError extends KilnError {
   override name = 'HttpError';
@@ -45,14 +46,7 @@ export interface FetchRequest {
   redirect: 'follow' | 'error' | 'manual';
 }
 
-export interface FetchHead {
-  status: number;
-  statusText: string;
-  url: string;
-  redirected: boolean;
-  headers: [string, string][];
-  body: number;
-}
+export type { FetchHead };
 
 /** Request headers the guest may not set: the host frames the connection itself. */
 // accept-encoding is the host's: it decodes what it asks for, so a guest cannot ask for an encoding the host

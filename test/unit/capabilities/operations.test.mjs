@@ -1,10 +1,10 @@
 // capabilities/operations.ts is the one list of operations: what derives from it says what the table says.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OP_KINDS, OPERATIONS, opsOfInterface } from '../../dist/host/capabilities/operations.js';
-import { GRANT_KINDS, grantKindOf } from '../../dist/host/policy/grants.js';
-import { APPROVAL_OPS } from '../../dist/host/policy/approvals.js';
-import { auditTarget } from '../../dist/host/policy/audit-log.js';
+import { OP_KINDS, OPERATIONS, opsOfInterface } from '../../../dist/host/capabilities/operations.js';
+import { GRANT_KINDS, grantKindOf } from '../../../dist/host/policy/grants.js';
+import { APPROVAL_OPS } from '../../../dist/host/policy/approvals.js';
+import { auditTarget } from '../../../dist/host/policy/audit-log.js';
 
 test('grant and approval kinds derive from the table, in its order', () => {
   assert.deepEqual(GRANT_KINDS, ['commands', 'net', 'browser', 'tools', 'fs.read', 'fs.write', 'env', 'secrets']);
