@@ -16,7 +16,8 @@
 //    for navigations, as "browser.navigate").
 //  - audit: what the audit log shows as its target (audit-log.ts auditTarget): "name" a command name, "url" a
 //    method and URL without query, "browser" a page method (and a goto's URL), "tool" a tool name, "path" a
-//    workspace path, "paths" a rename's two, "body" a response body.
+//    workspace path, "paths" a rename's two; null: no decision line of its own (http.read reads the body of a
+//    fetch that had one).
 //  - access: for allow.fs, the prefix list it needs ("read" or "write"); null elsewhere.
 //
 // Invariants: pure data, imports nothing (every layer may read it). Each derived list keeps the table's order,
@@ -28,7 +29,7 @@ export const OPERATIONS = {
   'commands.status': { wit: 'commands', fn: 'status', input: 'json', allow: 'commands', grant: 'commands', approval: null, audit: 'name', access: null },
   'commands.stop': { wit: 'commands', fn: 'stop', input: 'json', allow: 'commands', grant: 'commands', approval: null, audit: 'name', access: null },
   'http.fetch': { wit: 'http', fn: 'fetch', input: 'json+bytes', allow: 'net', grant: 'net', approval: 'net', audit: 'url', access: null },
-  'http.read': { wit: 'http', fn: 'read', input: 'body', allow: 'net', grant: null, approval: null, audit: 'body', access: null },
+  'http.read': { wit: 'http', fn: 'read', input: 'body', allow: 'net', grant: null, approval: null, audit: null, access: null },
   'browser.call': { wit: 'browser', fn: 'call', input: 'json', allow: 'browser', grant: 'browser', approval: 'browser.navigate', audit: 'browser', access: null },
   'plugins.call': { wit: 'plugins', fn: 'call', input: 'json', allow: 'tools', grant: 'tools', approval: null, audit: 'tool', access: null },
   'fs.readFile': { wit: 'fs', fn: 'readFile', input: 'json', allow: 'fs', grant: 'fs.read', approval: 'fs.read', audit: 'path', access: 'read' },
@@ -49,7 +50,7 @@ export interface Operation {
   allow: 'commands' | 'net' | 'browser' | 'tools' | 'fs';
   grant: string | null;
   approval: string | null;
-  audit: 'name' | 'url' | 'browser' | 'tool' | 'path' | 'paths' | 'body';
+  audit: 'name' | 'url' | 'browser' | 'tool' | 'path' | 'paths' | null;
   access: 'read' | 'write' | null;
 }
 
@@ -68,7 +69,8 @@ export type FsOp = OpsOf<'fs'>;
 export type OpGrantKind = NonNullable<Table[OpKind]['grant']>;
 /** The [approvals] ops (policy/approvals.ts). */
 export type OpApprovalKind = NonNullable<Table[OpKind]['approval']>;
-export type OpAuditKind = Table[OpKind]['audit'];
+/** What an audit decision line shows as an operation's target (policy/audit-log.ts auditTarget). */
+export type OpAuditKind = NonNullable<Table[OpKind]['audit']>;
 /** Per fs operation: the prefix list it needs and its [approvals] op, exactly as the table says. */
 export type FsAccessTable = { readonly [K in FsOp]: { readonly access: Table[K]['access']; readonly op: Table[K]['approval'] } };
 
@@ -93,6 +95,11 @@ function distinct<C extends 'grant' | 'approval'>(col: C): NonNullable<Table[OpK
 export const OP_GRANT_KINDS: readonly OpGrantKind[] = distinct('grant');
 /** The [approvals] ops, in table order. */
 export const OP_APPROVAL_KINDS: readonly OpApprovalKind[] = distinct('approval');
+
+/** The [approvals] ops of the operations under allow key `allow`, in table order. */
+export function approvalKindsOf(allow: OpAllowKey): OpApprovalKind[] {
+  return OP_APPROVAL_KINDS.filter((a) => OP_KINDS.some((k) => OPERATIONS[k].allow === allow && OPERATIONS[k].approval === a));
+}
 
 /** The operations one WIT interface starts, in table order. */
 export function opsOfInterface(wit: OpInterface): OpKind[] {

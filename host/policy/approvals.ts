@@ -35,7 +35,7 @@ import { createHash } from 'node:crypto';
 import { globRegExp } from '../extensions/discovery.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { hostAllowed, parsePattern } from '../capabilities/net/net.js';
-import { OP_APPROVAL_KINDS, type OpApprovalKind } from '../capabilities/operations.js';
+import { approvalKindsOf, OP_APPROVAL_KINDS, type OpApprovalKind } from '../capabilities/operations.js';
 
 /** The operations [approvals] rules name (`op`), as capabilities/operations.ts gives each capability operation. */
 export const APPROVAL_OPS = OP_APPROVAL_KINDS;
@@ -133,7 +133,7 @@ export const SENSITIVE_NAMES = [
   'azure-pipelines.yml', 'bitbucket-pipelines.yml', 'cloudbuild.yaml', 'cloudbuild.yml',
 ];
 
-const FS_OPS: ApprovalOp[] = ['fs.read', 'fs.write', 'fs.delete', 'fs.rename'];
+const FS_OPS: ApprovalOp[] = approvalKindsOf('fs');
 
 /** A preset's rules, evaluated after the operator's own. */
 export function presetRules(preset: Preset): ApprovalRule[] {

@@ -112,7 +112,6 @@ export function auditTarget(kind: string, request: unknown): string {
     case 'tool': return str(r.tool);
     case 'paths': return `${str(r.from)} -> ${str(r.to)}`;
     case 'path': return str(r.path); // the path as the guest gave it; never the data
-    case 'body': return 'response body';
     case 'name': return str(r.name);
   }
 }

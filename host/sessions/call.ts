@@ -8,6 +8,7 @@
 // for an approval (CallState.pause), for the call and for its plugins[...] callers. A cancelled call's guest
 // is told (ctx.signal) and stopped CANCEL_GRACE_MS later if it has not finished; a call's promise settles only
 // once its guest is idle or discarded, so a session never starts another call on a guest still winding down.
+import { operation } from '../capabilities/operations.js';
 import { performOp } from '../capabilities/index.js';
 import type { WriteCount } from '../capabilities/fs/settings.js';
 import { CANCEL_GRACE_MS, type CancelHook } from '../engine/instance.js';
@@ -87,7 +88,7 @@ export async function callTool(registry: Registry, session: Session, name: strin
 /** `op`, with its decision in the audit log when there is one: denied when it fails with a PermissionError
  *  (a capability check refused it), allowed otherwise. */
 async function audited(registry: Registry, session: Session, ext: LoadedExtension, tool: string, kind: string, request: unknown, call: object | undefined, op: () => Promise<unknown>): Promise<unknown> {
-  if (!registry.audit || kind === 'http.read') return op();
+  if (!registry.audit || operation(kind)?.audit === null) return op(); // capabilities/operations.ts: not audited
   const started = performance.now();
   const record = (verdict: 'allow' | 'deny', by: string, reason?: string) => registry.audit!.decision(call, {
     session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool, type: 'decision', op: kind,

@@ -1,7 +1,7 @@
 // capabilities/operations.ts is the one list of operations: what derives from it says what the table says.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OP_KINDS, OPERATIONS, opsOfInterface } from '../../../dist/host/capabilities/operations.js';
+import { approvalKindsOf, OP_KINDS, OPERATIONS, opsOfInterface } from '../../../dist/host/capabilities/operations.js';
 import { GRANT_KINDS, grantKindOf } from '../../../dist/host/policy/grants.js';
 import { APPROVAL_OPS } from '../../../dist/host/policy/approvals.js';
 import { auditTarget } from '../../../dist/host/policy/audit-log.js';
@@ -12,6 +12,7 @@ test('grant and approval kinds derive from the table, in its order', () => {
   for (const k of OP_KINDS) assert.equal(grantKindOf(k), OPERATIONS[k].grant ?? undefined, k);
   assert.equal(grantKindOf('browser.request'), undefined);
   assert.equal(grantKindOf('http.read'), undefined);
+  assert.deepEqual(approvalKindsOf('fs'), ['fs.read', 'fs.write', 'fs.delete', 'fs.rename']);
 });
 
 test('every WIT capability function is a row, named as the WIT names it', () => {
@@ -28,5 +29,5 @@ test('the audit target of each operation is the part of its request its audit co
   assert.equal(auditTarget('plugins.call', { tool: 'other', args: { a: 1 } }), 'other');
   assert.equal(auditTarget('fs.writeFile', { path: 'out/a.txt' }), 'out/a.txt');
   assert.equal(auditTarget('fs.rename', { from: 'a', to: 'b' }), 'a -> b');
-  assert.equal(auditTarget('http.read', { body: 3 }), 'response body');
+  assert.deepEqual(OP_KINDS.filter((k) => OPERATIONS[k].audit === null), ['http.read']); // no decision line of its own
 });
