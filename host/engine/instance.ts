@@ -4,7 +4,8 @@
 // ordinary promise and, when it settles, calls `guest.complete` (always later, from the event loop, never
 // from inside an import). So two operations the guest starts together run concurrently here, and the host
 // thread is free between them. A handler's end arrives through the `runtime.finish` import. The import table
-// itself, one block per WIT interface, is engine/imports.ts; this file is the loop behind it.
+// itself, one block per WIT interface, is engine/imports.ts; how outcomes cross the boundary (an op's value or
+// error as the guest receives it, a guest's failure as a ToolError) is engine/outcomes.ts; this file is the loop.
 //
 // Invariants:
 //  - Imports never throw into the guest (a JS exception unwinding through QuickJS's C frames would leave it
@@ -21,20 +22,21 @@
 //    instance (one call, plus the calls it made to its own file's tools through plugins[...]); waiting for I/O
 //    or timers is not a run and costs nothing. A run is interrupted when an invocation's budget is spent, and
 //    a result reported past it is a CpuLimitError, never a success; the instance is discarded either way.
-import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError, ToolError } from '../errors.js';
+import { CancelledError, CpuLimitError, GuestCrashError, InvalidResultError, KilnError, MemoryLimitError, TimeoutError } from '../errors.js';
 import { MAX_JSON_DEPTH, textNestsDeeper } from '../untrusted/json-depth.js';
 import { parseGuestJson } from '../untrusted/guest-json.js';
 import { GUEST_LOG_BUDGET, LogLimiter } from '../untrusted/log-limiter.js';
 import type { OpKind } from '../capabilities/operations.js';
 import { witImports, type GuestVars, type LogLevel, type Outcome } from './imports.js';
 import { IntlHost } from './intl.js';
-import { withoutPreludeFrames } from './prelude-frames.js';
+import { errorText, opJson, OUT_OF_MEMORY, toolError, type BytesOutcome } from './outcomes.js';
 import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
 
 export type { OpKind } from '../capabilities/operations.js';
 export type { LogLevel } from './imports.js';
+export { toolError };
 
 export interface Invocation {
   readonly id: number;
@@ -112,7 +114,6 @@ export interface LoadConfig {
   stackLimit?: number;
 }
 
-type BytesOutcome = { tag: 'ok'; val: Uint8Array } | { tag: 'err'; val: string };
 
 interface Running extends Invocation {
   /** performance.now() after which this invocation's code is stopped. */
@@ -130,18 +131,6 @@ interface Running extends Invocation {
   reject(error: Error): void;
 }
 
-const OUT_OF_MEMORY = /^InternalError: out of memory/;
-
-/** An op's value as the guest receives it; a value that is not JSON (a cycle, a BigInt: a capability's bug)
- *  fails the op instead of throwing where nothing would catch it. */
-function opJson(kind: OpKind, v: unknown): Outcome {
-  try {
-    return { tag: 'ok', val: JSON.stringify(v ?? null) ?? 'null' };
-  } catch (e) {
-    return { tag: 'err', val: `Error: ${kind} produced a value that is not JSON (${(e as Error).message})` };
-  }
-}
-
 /** Filled in by `invoke`/`runScript`: how the caller cancels that invocation (GuestInstance.cancel). A plain
  *  object rather than an AbortSignal: a call that is never cancelled (nearly all) costs no listener. */
 export interface CancelHook {
@@ -155,27 +144,6 @@ let nextInvocation = 1;
 
 /** The call rewrites this with the setting that set the budget (sessions/call.ts). */
 const cpuSpent = (r: Running) => new CpuLimitError(`tool "${r.tool}" used more than its ${r.cpuMs} ms of CPU time (cpuMs) and was stopped`);
-
-function errorText(e: unknown): string {
-  // A tool called through plugins[...] failed: the caller gets the callee's own "Name: message\nstack" (its
-  // frames already mapped to the callee's sources), so the caller's error shows where it really failed.
-  if (e instanceof ToolError) return e.detail;
-  // An error with fields for the guest (CommandError's exitCode, stdout, ...) travels as JSON; the prelude
-  // makes an Error of that name with those fields.
-  const fields = (e as { fields?: unknown })?.fields;
-  if (e instanceof KilnError && fields && typeof fields === 'object') return JSON.stringify({ name: e.name, message: e.message, fields });
-  if (e instanceof KilnError) return `${e.name}: ${e.message}`;
-  if (e instanceof Error) return `Error: ${e.message}`;
-  return `Error: ${String(e)}`;
-}
-
-/** A guest's "Name: message\nstack" as a ToolError: message first, the detail after (without the prelude's
- *  frames, which are kiln's insides: prelude-frames.ts). */
-export function toolError(raw: string): ToolError {
-  const text = withoutPreludeFrames(raw).replace(/\s+$/, '');
-  const nl = text.indexOf('\n');
-  return new ToolError(nl < 0 ? text : text.slice(0, nl), text);
-}
 
 /** A guest timer on the host: a Timeout, or for runtime.sleep(0) an Immediate (which has no `refresh`). */
 type HostTimer = NodeJS.Timeout | NodeJS.Immediate;
