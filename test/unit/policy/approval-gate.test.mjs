@@ -77,7 +77,10 @@ test('a forced use is asked even when [approvals] asks for nothing; with nobody 
   const { gate, forms, subject } = setup(DEFAULT_APPROVALS, [accept('once')]);
   await gate.approve(req, subject(), forced);
   assert.equal(forms.length, 1);
-  assert.match(forms[0].message.split('\n')[2], /^Asked because of kiln's \[policy\] mode = \\"ask\\" \(net \\"x\.test\\" is declared, not granted\)\./);
+  assert.match(forms[0].message.split('\n')[2], /^Asked because of kiln's \[policy\] mode = "ask" \(net "x\.test" is declared, not granted\)\./, 'the rule as kiln.toml writes it');
+  const hidden = { ...forced, rule: '[policy] mode = "ask" (net "x.test\u202e" is declared, not granted)' };
+  await gate.approve(req, subject(), hidden).catch(() => {});
+  assert.doesNotMatch(forms.at(-1)?.message ?? '', /\u202e/, 'a hidden character in a rule is still escaped');
   await assert.rejects(gate.approve(req, subject({ via: undefined }), forced),
     refused(/requires it\), and nobody can be asked here \(no MCP client: kiln run\); to allow it, add "x\.test" to net in \[grants\."notes\.ts"\]$/));
   await assert.rejects(gate.approve(req, subject({ via: { cannotAsk: 'the client does not declare elicitation' } }), forced),
