@@ -106,18 +106,23 @@ function deciding(tool: ToolManifest, validate: ((v: unknown) => boolean) & { er
   };
 }
 
+/** Throws ManifestError when `tool`'s inputSchema is not a valid JSON Schema of its draft (`a`'s). */
+function checkInputSchema(a: AjvType, tool: ToolManifest): void {
+  let ok: boolean;
+  try {
+    ok = a.validateSchema(tool.inputSchema!) as boolean;
+  } catch (e: any) {
+    throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
+  }
+  if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
+}
+
 /** A checker for a tool's arguments. Throws ManifestError for an invalid schema, or for a pattern RE2 cannot
  *  run (naming the tool and the pattern). */
 export async function argsValidator(tool: ToolManifest, ajvs: ExtensionAjv = new ExtensionAjv()): Promise<Validator | undefined> {
   if (!tool.inputSchema) return undefined;
   const a = await ajvs.for(tool);
-  let ok: boolean;
-  try {
-    ok = a.validateSchema(tool.inputSchema) as boolean;
-  } catch (e: any) {
-    throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
-  }
-  if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${a.errorsText(a.errors)}`);
+  checkInputSchema(a, tool);
   let validate: ReturnType<AjvType['compile']>;
   try {
     validate = withProgramBudget(ajvs.patterns, () => a.compile(tool.inputSchema!));
@@ -190,13 +195,7 @@ export async function cachedValidator(tool: ToolManifest): Promise<Validator | u
   if (!existsSync(file)) {
     const standalone = (await import('ajv/dist/standalone/index.js')).default as unknown as (ajv: AjvType, v: unknown) => string;
     const ajv = await makeAjv(draft, undefined, { code: { source: true } });
-    let ok: boolean;
-    try {
-      ok = ajv.validateSchema(tool.inputSchema) as boolean;
-    } catch (e: any) {
-      throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${e.message}`);
-    }
-    if (!ok) throw new ManifestError(`tool "${tool.name}": inputSchema is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
+    checkInputSchema(ajv, tool);
     let code: string;
     try {
       code = standalone(ajv, ajv.compile(tool.inputSchema));

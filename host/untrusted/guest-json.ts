@@ -29,13 +29,18 @@ export function parseGuestJson(text: string): unknown {
   const pending: object[] = [value];
   while (pending.length > 0) {
     const node = pending.pop() as Record<string, unknown>;
-    for (const key of Object.keys(node)) {
+    const keys = Object.keys(node);
+    let position: Map<string, number> | undefined; // each key's place in the text, when a fixed key needs it
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const v = node[key];
       if (typeof v === 'string') node[key] = wellFormed(v);
       else if (v !== null && typeof v === 'object') pending.push(v);
       if (!Array.isArray(node) && LONE_SURROGATE.test(key)) {
         const fixed = node[key];
         delete node[key];
+        position ??= new Map(keys.map((k, j) => [k, j]));
+        if ((position.get(wellFormed(key)) ?? -1) > i) continue; // a later key of that name wins
         // defineProperty, not assignment: a key that becomes "__proto__" stays data, never a prototype.
         Object.defineProperty(node, wellFormed(key), { value: fixed, writable: true, enumerable: true, configurable: true });
       }

@@ -10,9 +10,10 @@
 // and a guest's "[mark level] …" lines start. A guest's log message is the guest's on every line it spans
 // (`guestLog`): each line starts with the guest's mark and is written as a message of its own.
 
-// C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides/isolates and marks, zero-width
-// and invisible formatting characters, line/paragraph separators.
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]/g;
+// C0 controls but tab and newline, DEL, C1 controls, every format character (\p{Cf}: bidi embeddings,
+// overrides, isolates and marks, zero-width characters, tags) and every default-ignorable one (what a terminal
+// draws as nothing: soft hyphen, variation selectors, Hangul fillers, ...), line/paragraph separators.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
 /** `text` with every character that could deceive a terminal reader shown as an escape. */
 export function printable(text: string): string {

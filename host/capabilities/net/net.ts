@@ -67,6 +67,7 @@ export function parsePattern(entry: string): HostPattern {
   if (!m) throw new NetPatternError(`"${entry}" is not a host, *.suffix, or host:port`);
   const host = normaliseHost(m[2]);
   if (!host) throw new NetPatternError(`"${entry}" is not a valid host name`);
+  if (host.includes('*')) throw new NetPatternError(`"${entry}" is not a host: a wildcard is written *.suffix (e.g. *.example.com), and no pattern allows every host`);
   const port = m[3] === undefined ? undefined : Number(m[3]);
   if (port !== undefined && (port < 1 || port > 65535)) throw new NetPatternError(`"${entry}" has an invalid port`);
   return { host, wildcard: m[1] !== undefined, port };

@@ -41,10 +41,19 @@ test('guestLog: every line of a guest\'s message, whatever breaks it, starts wit
   }), { numRuns: 500 });
 });
 
-// Found by this file: `printable` escapes a fixed list of characters, and the header promises that zero-width
-// characters are shown as escapes; invisible characters outside that list pass raw: U+00AD (soft hyphen),
-// U+180B-U+180D and U+180F, U+034F, the tag characters U+E0000-U+E007F (text a terminal never shows) and the
-// variation selectors U+E0100-U+E01EF among them (4152 code points of \p{Default_Ignorable_Code_Point}, \p{Cf}).
-test('printable escapes every invisible formatting character', { todo: 'terminal.ts UNSAFE misses U+00AD, U+180B-F, tags U+E0000-E007F and others' }, () => {
+// Invisible characters a terminal draws as nothing: U+00AD (soft hyphen), U+180B-U+180F, U+034F, the tag
+// characters U+E0000-U+E007F and the variation selectors U+E0100-U+E01EF among them (\p{Cf} and
+// \p{Default_Ignorable_Code_Point}, every code point of both is checked).
+test('printable escapes every invisible formatting character', () => {
   for (const c of ['\u00ad', '\u034f', '\u180b', '\u{e0041}', '\u{e0100}', '\u{1d173}']) assert.notEqual(printable(`a${c}b`), `a${c}b`, c.codePointAt(0).toString(16));
+  let checked = 0;
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const c = String.fromCodePoint(cp);
+    if (!/[\p{Cf}\p{Default_Ignorable_Code_Point}]/u.test(c)) continue;
+    assert.equal(printable(c), `\\u{${cp.toString(16)}}`, cp.toString(16));
+    checked++;
+  }
+  assert.ok(checked > 4000, `${checked} code points`);
+  assert.equal(printable('naïve café 😀 日本'), 'naïve café 😀 日本', 'visible text is untouched');
 });

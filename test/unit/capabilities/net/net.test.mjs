@@ -21,12 +21,11 @@ test('parsePattern: ports 1 to 65535; IPv6 bracketed, with a port; spaces trimme
   assert.deepEqual(parsePattern('x.test:00080'), { host: 'x.test', wildcard: false, port: 80 }, 'leading zeros read as the number');
 });
 
-// Found by this file: "*" and "*." are read as the exact host "*" (the optional "*." gives way to the host
-// part), so an operator's net = ["*"] meaning "any host" allows none, silently, where the grammar says it is
-// refused. It fails closed (no URL's host is "*" that resolves), hence a todo, not a failure: the fix belongs to
-// host/capabilities/net/net.ts parsePattern.
-test('parsePattern refuses a bare "*" or "*." (not a host, not a *.suffix)', { todo: 'parsePattern reads "*" and "*." as the host "*"' }, () => {
-  for (const bad of ['*', '*.', '*.:80', '*.*']) assert.throws(() => parsePattern(bad), { name: 'NetPatternError' }, bad);
+// An operator's net = ["*"] meaning "any host" is an error that says how a wildcard is written, never a
+// pattern that silently allows nothing.
+test('parsePattern refuses a bare "*" or "*." (not a host, not a *.suffix)', () => {
+  for (const bad of ['*', '*.', '*.:80', '*.*', 'a*.example.com']) assert.throws(() => parsePattern(bad), { name: 'NetPatternError', message: /a wildcard is written \*\.suffix/ }, bad);
+  assert.deepEqual(parsePattern('*.example.com'), { host: 'example.com', wildcard: true, port: undefined });
 });
 
 test('hostAllowed: the host as written is normalised first (case, trailing dot, brackets, punycode)', () => {
