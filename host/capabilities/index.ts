@@ -7,7 +7,9 @@ import { OPERATIONS, type OpAllowKey, type OpKind, type OpsOf } from './operatio
 import type { ToolManifest } from '../extensions/manifest.js';
 import type { ExtensionIdentity } from '../policy/extension-identity.js';
 import type { ApprovalRequest } from '../policy/approvals.js';
-import type { BrowserRequest, PageLimits, SessionBrowser } from './browser/browser.js';
+import type { PageLimits } from './browser/bounds.js';
+import type { SessionBrowser } from './browser/context.js';
+import type { BrowserRequest } from './browser/page.js';
 import type { PageDecision } from './browser/gate.js';
 import { commandGrant, substitute, type CommandCeiling, type CommandVerb } from './commands/commands.js';
 import type { CommandSpec } from '../extensions/manifest.js';
@@ -43,9 +45,9 @@ export interface CapabilityContext {
   secrets?: SecretStore;
   /** The extension's browser context in this session (allow.browser); none for scripts. */
   browser?: SessionBrowser;
-  /** The audit log's line for one decision on a request a page made (browser-gate.ts); absent: no audit log. */
+  /** The audit log's line for one decision on a request a page made (browser/gate.ts); absent: no audit log. */
   recordPage?(d: PageDecision): void;
-  /** The bounds of this call's pages (browser.ts): the guest's memory limit and the call's CPU budget. */
+  /** The bounds of this call's pages (browser/bounds.ts): the guest's memory limit and the call's CPU budget. */
   pageLimits?: () => PageLimits;
   /** Call another loaded tool in the same session (plugins[name](args)); it runs with its own manifest. */
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<unknown>;

@@ -60,7 +60,7 @@ export interface OperatorPolicy {
   fs: FsSettings;
 }
 
-/** [browser]: the one browser of a server (capabilities/browser/browser.ts). */
+/** [browser]: the one browser of a server (capabilities/browser/chromium.ts). */
 export interface BrowserSettings {
   /** false: no tool gets a page or a context, whatever it declares. */
   enabled: boolean;

@@ -1,7 +1,8 @@
 // A session: one guest instance per extension, created on first use, plus the session's `vars` store and
 // persistent processes. Those belong to the session, not to an instance, so they survive a guest reset.
 import type { OpenKind } from '../policy/authority.js';
-import type { Browsers, SessionBrowser } from '../capabilities/browser/browser.js';
+import type { Browsers } from '../capabilities/browser/chromium.js';
+import type { SessionBrowser } from '../capabilities/browser/context.js';
 import { HttpSession } from '../capabilities/net/http.js';
 import { FsTurns } from '../capabilities/fs/turns.js';
 import { ProcessTable } from '../capabilities/commands/processes.js';

@@ -20,7 +20,7 @@ import { CancelledError, KilnError, cancelledMessage } from '../errors.js';
 import { DEFAULT_POLICY, DEFAULT_SESSION_SETTINGS, type OperatorPolicy, type SessionSettings } from '../policy/policy.js';
 import type { LoadedExtension } from '../extensions/loaded.js';
 import { MemoryBudget } from '../policy/memory-budget.js';
-import { Browsers } from '../capabilities/browser/browser.js';
+import { Browsers } from '../capabilities/browser/chromium.js';
 import { Session } from './session.js';
 import { LogLimiter, SESSION_LOG_BUDGET } from '../untrusted/log-limiter.js';
 import type { Origin } from '../capabilities/commands/processes.js';

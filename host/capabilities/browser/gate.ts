@@ -5,8 +5,8 @@
 //
 // Invariants:
 //  - A request is let through only while a call of a tool that declares `allow.browser` drives the context
-//    (from its first browser op until its guest is idle: SessionBrowser), and only when every driving call's
-//    rule lets it (browser-policy.ts `pageRequestVerdict`, the rule fetch follows: declared ∩ granted, a
+//    (from its first browser op until its guest is idle: SessionBrowser, context.ts), and only when every
+//    driving call's rule lets it (policy.ts `pageRequestVerdict`, the rule fetch follows: declared ∩ granted, a
 //    declared host the grant does not list asked in mode "ask", anything else refused). Between calls
 //    nothing goes out, and tunnels opened earlier are cut.
 //  - In mode "ask" a host is put to a human at most once per driving call (requests to it wait for that one

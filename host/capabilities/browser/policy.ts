@@ -1,4 +1,4 @@
-// allow.browser's rule, as pure functions the gate (browser-gate.ts) and the page's navigation check share
+// allow.browser's rule, as pure functions the gate (gate.ts) and the page's navigation check share
 // and tests call directly: a page of a tool may load a URL only if it never reaches the network (about:,
 // data:, blob:) or its host and port match an entry, in exactly allow.net's grammar; under the operator's
 // grant, every request a page makes is allowed, asked or refused exactly as fetch's (`pageRequestVerdict`).
