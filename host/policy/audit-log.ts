@@ -3,7 +3,7 @@
 // the full file becomes `<path>.1`, `<path>.1` becomes `<path>.2`, … up to `<path>.<keep>` (`auditFiles`).
 //
 // Invariants:
-//  - Every request a page makes is a decision line of its own (op "browser.request", browser-gate.ts), like
+//  - Every request a page makes is a decision line of its own (op "browser.request", capabilities/browser/gate.ts), like
 //    each fetch; the target is its method and URL without query or fragment (CONNECT: only host and port).
 //  - Never written: environment values, request or response bodies, command output, URL query strings or
 //    fragments (they carry tokens), argument values. A target is a command name, a URL's origin and path, a

@@ -142,7 +142,7 @@ export async function runInSession(
       fsTurns: session.fsTurnsFor(ext),
       secrets: registry.secrets,
       browser: session.browserFor(ext),
-      // Each request a page makes is a decision of its own (browser-gate.ts), logged like fetch's.
+      // Each request a page makes is a decision of its own (capabilities/browser/gate.ts), logged like fetch's.
       recordPage: registry.audit && ((d) => registry.audit!.write({
         session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
         target: auditTarget('browser.request', d), verdict: d.verdict,

@@ -1,5 +1,5 @@
 // The DNS lookup kiln connects through, for fetch (http.ts, undici's connect) and for the browser's gate
-// (browser-gate.ts): it keeps only the addresses the operator's [net] allows, inside the connection's own
+// (capabilities/browser/gate.ts): it keeps only the addresses the operator's [net] allows, inside the connection's own
 // lookup, so the address that was checked is the one connected to (a rebinding name gains nothing).
 import type { LookupAddress } from 'node:dns';
 import { createRequire } from 'node:module';
