@@ -133,7 +133,37 @@ test('a schema holds at most MAX_SCHEMA_NODES objects and arrays, and no $id wit
   const tool = (inputSchema) => [{ name: 't', inputSchema }];
   const props = (n) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, {}])) });
   assert.equal(parseTools(tool(props(MAX_SCHEMA_NODES - 2))).length, 1, 'the root, its properties and each property: exactly the bound');
-  assert.throws(() => parseTools(tool(props(MAX_SCHEMA_NODES - 1))), /tool "t": inputSchema holds more than 4096 objects and arrays/);
+  assert.throws(() => parseTools(tool(props(MAX_SCHEMA_NODES - 1))), /tool "t": inputSchema holds more than 4096 objects, arrays and booleans/);
   assert.throws(() => parseTools(tool({ type: 'object', properties: { a: { $id: 'http://x/#*/evil()/*' } } })), /tool "t": inputSchema has a \$id with "\*\/" in it/);
   assert.equal(parseTools(tool({ type: 'object', $id: 'http://x.example/a*b/c' })).length, 1, 'a * or a / alone is fine');
+});
+
+test('what a schema may hold: booleans count as subschemas, and the paths Ajv writes into its code are bounded', async () => {
+  const { parseTools, MAX_SCHEMA_NODES } = await import('../dist/host/extensions/manifest.js');
+  const tool = (inputSchema) => [{ name: 't', inputSchema }];
+  assert.throws(() => parseTools(tool({ type: 'object', allOf: new Array(MAX_SCHEMA_NODES).fill(true) })), /holds more than 4096 objects, arrays and booleans/);
+  const long = { type: 'object', properties: { ['p'.repeat(20_000)]: { allOf: Array.from({ length: 200 }, () => ({ minimum: 0 })) } } };
+  assert.throws(() => parseTools(tool(long)), /has paths too long: their lengths from the root add up to more than 2097152 characters/);
+  assert.equal(parseTools(tool({ type: 'object', properties: { ['p'.repeat(2000)]: { minimum: 0 } } })).length, 1, 'a long name on its own is fine');
+});
+
+test('lists Ajv loops over are found by any path (quoted names, alternatives); deep equality counts the strings it compares', async () => {
+  const codes = Array.from({ length: 250 }, (_, i) => `C${i}`);
+  const plain = new Ajv2020({ ...AJV_OPTIONS, allErrors: false, logger: false });
+  for (const inputSchema of [
+    { type: 'object', properties: { 'country-code': { type: 'string', enum: codes } } },
+    { type: 'object', properties: { 'billing-address': { type: 'object', required: codes } } },
+    { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { c: { anyOf: [{ enum: codes }, { type: 'null' }] } } },
+  ]) {
+    const v = await argsValidator({ name: 't', inputSchema });
+    const reference = plain.compile(inputSchema);
+    for (const args of [{ 'country-code': 'C249' }, { 'country-code': 'XX' }, { 'billing-address': Object.fromEntries(codes.map((c) => [c, 1])) }, { 'billing-address': {} }, { c: 'C3' }, { c: null }, { c: 'X' }]) {
+      assert.equal((await v(structuredClone(args))) === undefined, reference(structuredClone(args)), JSON.stringify({ inputSchema: Object.keys(inputSchema.properties), args }));
+    }
+  }
+  const cmp = await argsValidator({ name: 't', inputSchema: { type: 'object', properties: { o: { const: { s: 'x'.repeat(100_000) } } } } });
+  await cmp({ o: { s: 'y'.repeat(10) } });
+  const short = lastSchemaWork();
+  await cmp({ o: { s: 'y'.repeat(100_000) } });
+  assert.ok(lastSchemaWork() - short >= 100_000, 'strings of one length are compared character by character, and counted so');
 });

@@ -77,26 +77,33 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Names kiln keeps for its own tools. */
 const RESERVED = /^(kiln_|run_script$)/i;
 
-/** How deep and how large an inputSchema may be, and how many objects and arrays it may hold: enough for any
- *  real schema, bounded for the validator (compiling takes time in proportion to the schema's objects). */
+/** How deep and how large an inputSchema may be, how many objects, arrays and booleans (each may be a subschema)
+ *  it may hold, and how much text their paths from the root add up to: enough for any real schema, bounded for
+ *  the validator (compiling takes time in proportion to the subschemas, and Ajv writes each check's path, its
+ *  property names included, into the code it generates: a long name over many checks would be megabytes). */
 export const MAX_SCHEMA_DEPTH = 64;
 export const MAX_SCHEMA_BYTES = 256 * 1024;
 export const MAX_SCHEMA_NODES = 4096;
+export const MAX_SCHEMA_PATHS = 2 * 1024 * 1024;
 
-/** Why `schema` cannot be compiled safely, or undefined: too many objects and arrays, or a `$id` holding "*\/"
- *  (Ajv writes each `$id` into a comment of the code it generates, and "*\/" would end it: the rest would run
- *  as the server's code). */
+/** Why `schema` cannot be compiled safely, or undefined: too many subschemas, paths too long, or a `$id` holding
+ *  "*\/" (Ajv writes each `$id` into a comment of the code it generates, and "*\/" would end it: the rest would
+ *  run as the server's code). */
 function schemaRefusal(schema: unknown): string | undefined {
   let nodes = 0;
-  const stack = [schema];
+  let paths = 0;
+  const stack: [unknown, number][] = [[schema, 0]];
   while (stack.length) {
-    const x = stack.pop();
+    const [x, path] = stack.pop()!;
+    if (typeof x === 'boolean') nodes++;
     if (typeof x !== 'object' || x === null) continue;
-    if (++nodes > MAX_SCHEMA_NODES) return `holds more than ${MAX_SCHEMA_NODES} objects and arrays`;
+    if (++nodes > MAX_SCHEMA_NODES) return `holds more than ${MAX_SCHEMA_NODES} objects, arrays and booleans`;
+    if ((paths += path) > MAX_SCHEMA_PATHS) return `has paths too long: their lengths from the root add up to more than ${MAX_SCHEMA_PATHS} characters (shorten its property names)`;
     const id = (x as Record<string, unknown>).$id;
     if (typeof id === 'string' && id.includes('*/')) return `has a $id with "*/" in it (${JSON.stringify(id).slice(0, 60)}); a $id is a URI, which needs none`;
-    stack.push(...Object.values(x));
+    for (const [k, v] of Object.entries(x)) stack.push([v, path + k.length + 1]);
   }
+  if (nodes > MAX_SCHEMA_NODES) return `holds more than ${MAX_SCHEMA_NODES} objects, arrays and booleans`;
   return undefined;
 }
 

@@ -75,6 +75,7 @@ const EQUAL = 'require("ajv/dist/runtime/equal").default';
 /** `a` and `b` equal as JSON values (what Ajv's `const` and `enum` ask), spending a step per property and
  *  array item looked at. */
 function countedEqual(a: unknown, b: unknown): boolean {
+  if (typeof a === 'string' && typeof b === 'string' && a.length === b.length) spendSchemaWork(a.length); // compared character by character
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a !== a && b !== b; // NaN
   if (Array.isArray(a) !== Array.isArray(b)) return false;
@@ -166,6 +167,8 @@ const REWRITES: { re: RegExp; back?: RegExp; to: (m: RegExpExecArray, name: stri
   { re: /vErrors\.concat\(([\w.]+)\)/g, to: (m) => `vErrors.concat(self.kilnErrors(${m[1]}, vErrors))` },
   // an error created (reportError/addError)
   { re: /errors\+\+;/g, to: () => `errors++;self.kilnWork(${ERROR_STEPS});` },
+  // the properties a callee evaluated merged into the caller's (unevaluatedProperties): listed like a for…in
+  { re: /Object\.assign\(([\w.]+), ([\w.]+)\)/g, to: (m) => `Object.assign(${m[1]}, self.kilnIn(${m[2]}))` },
   // minProperties / maxProperties
   { re: /Object\.keys\(([\w.]+)\)\.length/g, to: (m) => `self.kilnKeyCount(${m[1]})` },
   // the JSON pointer of a property name in an error's instancePath
@@ -228,7 +231,7 @@ export function instrument(source: string): string {
       if (forIn) edits.push({ at: i + 4, end: close, text: `${forIn[1]}self.kilnIn(${forIn[2]})` });
       // for…of over a list in the schema (an enum or a required of 200 or more: Ajv's loopEnum, loopRequired),
       // counted per iteration like any loop
-      else if (/ (in|of) /.test(head) && !/^\s*(?:(?:const|let|var) )?\w+ of [\w.$]+(?:\[\d+\])?$/.test(head)) throw unknown(`the loop "for(${head})"`);
+      else if (/ (in|of) /.test(head) && !/^\s*(?:(?:const|let|var) )?\w+ of [\w$]+(?:\.[\w$]+|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*$/.test(head)) throw unknown(`the loop "for(${head})"`);
       loopBrace = close + 1;
       i = close;
     } else if (c === '{') {
