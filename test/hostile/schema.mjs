@@ -249,3 +249,36 @@ attack('schema-formats-weighted', 'three uri-template formats on a 3 MB string; 
   await refusedByWork(client, 'fmt.pointer', { o: { ['~/'.repeat(1_000_000)]: 1 } });
   assert.equal((await call(client, 'fmt.pointer', { o: { 'a/b': { r: 1 } } })).json, 'handler ran');
 }, { timeout: 600_000 });
+
+attack('schema-merge-and-compare', 'unevaluatedProperties merging 100,000 names through 50 levels of $ref; an object const of a 200,000-character string compared 216,000 times', async (t) => {
+  const defs = { L0: { patternProperties: { '^k': true } }, S: { anyOf: [{ properties: { x: true } }, true] } };
+  for (let i = 1; i <= 50; i++) defs[`L${i}`] = { allOf: [{ $ref: '#/$defs/S' }, { $ref: `#/$defs/L${i - 1}` }] };
+  const merge = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', $defs: defs, properties: { o: { type: 'object', allOf: [{ $ref: '#/$defs/L50' }], unevaluatedProperties: false } } };
+  const S = 'a'.repeat(199_999) + 'b';
+  const refs = (n, to) => ({ allOf: Array.from({ length: n }, () => ({ $ref: `#/definitions/${to}` })) });
+  const compare = { type: 'object', definitions: { c: { const: { k: S } }, A1: refs(60, 'c'), A2: refs(60, 'A1'), A3: refs(60, 'A2') }, properties: { x: { type: 'array', items: { $ref: '#/definitions/A3' } } } };
+  const dir = sources(t, {
+    'm.ts': `defineTool({ name: 'merge.t', exposeAsTool: true, inputSchema: ${JSON.stringify(merge)}, handler: () => 'handler ran' });\ndefineTool({ name: 'compare.t', exposeAsTool: true, inputSchema: ${JSON.stringify(compare)}, handler: () => 'handler ran' });`,
+    'other.ts': OTHER,
+  });
+  const { client } = await serve(t, [dir]);
+  await refusedByWork(client, 'merge.t', { o: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 0])) });
+  await refusedByWork(client, 'compare.t', { x: [{ k: S }, { k: S }] });
+  assert.equal((await call(client, 'merge.t', { o: { k0: 0, x: 1 } })).json, 'handler ran', 'small arguments pass');
+  assert.equal((await call(client, 'compare.t', { x: [] })).json, 'handler ran');
+}, { timeout: 600_000 });
+
+attack('schema-long-paths', 'a 100,000-character property name over 1,000 checks (200 MB of generated code) and 5,000 boolean subschemas', async (t) => {
+  const long = { type: 'object', properties: { ['p'.repeat(100_000)]: { allOf: Array.from({ length: 1000 }, () => ({ minimum: 0 })) } } };
+  const dir = sources(t, {
+    'long.ts': `defineTool({ name: 'long.t', exposeAsTool: true, inputSchema: ${JSON.stringify(long)}, handler: () => 'handler ran' });`,
+    'bools.ts': `defineTool({ name: 'bools.t', exposeAsTool: true, inputSchema: ${JSON.stringify({ type: 'object', allOf: new Array(5000).fill(true) })}, handler: () => 'handler ran' });`,
+    'other.ts': OTHER,
+  });
+  const { client } = await serve(t, [dir]);
+  const listed = (await call(client, 'kiln_extensions')).text;
+  assert.match(listed, /long\.ts[^]*has paths too long/);
+  assert.match(listed, /bools\.ts[^]*holds more than 4096 objects, arrays and booleans/);
+  assert.equal((await call(client, 'other.ping')).json, 'pong');
+  assert.doesNotMatch((await call(client, 'long.t')).text, /handler ran/);
+}, { timeout: 600_000 });
