@@ -167,3 +167,11 @@ test('lists Ajv loops over are found by any path (quoted names, alternatives); d
   await cmp({ o: { s: 'y'.repeat(100_000) } });
   assert.ok(lastSchemaWork() - short >= 100_000, 'strings of one length are compared character by character, and counted so');
 });
+
+test('uniqueItems tells Infinity, -Infinity and null apart (JSON.parse reads 1e400 as Infinity), as Ajv does', async () => {
+  const v = await argsValidator({ name: 't', inputSchema: { type: 'object', properties: { u: { type: 'array', uniqueItems: true } } } });
+  const plain = new Ajv({ ...AJV_OPTIONS, logger: false }).compile({ type: 'object', properties: { u: { type: 'array', uniqueItems: true } } });
+  for (const text of ['{"u":[1e400,null]}', '{"u":[1e400,-1e400]}', '{"u":[[1e400],[null]]}', '{"u":[{"a":1e400},{"a":null}]}', '{"u":[1e400,1e400]}', '{"u":[[null,1e400],[null,1e400]]}', '{"u":[null,null]}']) {
+    assert.equal((await v(JSON.parse(text))) === undefined, plain(JSON.parse(text)), text);
+  }
+});

@@ -68,19 +68,27 @@ function uniqueItems(this: unknown, on: boolean, data: unknown[]): boolean {
 }
 
 /** `v` as JSON with object keys sorted, spending as it goes so that a budget past its limit stops it before
- *  more is written: a value with no object in it is JSON.stringify's own text (after a walk that counts its
- *  items); one with objects is written by JSON.stringify through a replacer that sorts a copy of each object
- *  (each value it visits spends NODE_STEPS: a call into JavaScript for every value). */
+ *  more is written: a value with no object and no infinite number in it is JSON.stringify's own text (after a
+ *  walk that counts its items); any other is written by JSON.stringify through a replacer that sorts a copy of
+ *  each object (each value it visits spends NODE_STEPS: a call into JavaScript for every value). JSON.stringify
+ *  writes Infinity, -Infinity and null alike ("null": JSON.parse reads 1e400 as Infinity), so a value holding an
+ *  infinite number gets, after a NUL (which no JSON text holds raw), what each "null" of its text was. */
 function canonical(v: unknown): string {
-  if (!holdsObject(v)) {
+  if (!needsReplacer(v)) {
     const text = JSON.stringify(v) ?? 'null';
     spendSchemaWork(text.length * TEXT_STEPS);
     return text;
   }
-  return JSON.stringify(v, (_key, x: unknown) => {
+  let nulls = '';
+  let infinite = false;
+  const text = JSON.stringify(v, (_key, x: unknown) => {
     spendSchemaWork(NODE_STEPS);
     if (typeof x === 'string') spendSchemaWork(x.length * TEXT_STEPS);
-    else if (typeof x === 'object' && x !== null && !Array.isArray(x)) {
+    else if (x === null) nulls += 'n';
+    else if (typeof x === 'number' && !Number.isFinite(x)) {
+      infinite = true;
+      nulls += x > 0 ? '+' : x < 0 ? '-' : '?';
+    } else if (typeof x === 'object' && !Array.isArray(x)) {
       const keys = Object.keys(x);
       spendSchemaWork(keySteps(keys.length));
       keys.sort();
@@ -93,17 +101,20 @@ function canonical(v: unknown): string {
     }
     return x;
   }) ?? 'null';
+  return infinite ? `${text}\u0000${nulls}` : text;
 }
 
-/** Whether `v` holds an object (not an array) at any depth; a step per item looked at. Iterative. */
-function holdsObject(v: unknown): boolean {
+/** Whether `v` holds an object (not an array) or an infinite number at any depth; a step per item looked at.
+ *  Iterative. */
+function needsReplacer(v: unknown): boolean {
   const todo: unknown[] = [v];
   while (todo.length) {
     const x = todo.pop();
+    if (typeof x === 'number' && !Number.isFinite(x)) return true;
     if (typeof x !== 'object' || x === null) continue;
     if (!Array.isArray(x)) return true;
     spendSchemaWork(x.length * ITEM_STEPS);
-    for (const y of x) if (typeof y === 'object' && y !== null) todo.push(y);
+    for (const y of x) if ((typeof y === 'object' && y !== null) || (typeof y === 'number' && !Number.isFinite(y))) todo.push(y);
   }
   return false;
 }
