@@ -15,7 +15,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { call, kiln, kilnBin, tempDir, waitUntil } from './helpers.mjs';
 import { startServer } from './http-server.mjs';
-import { allowHint, decide, escaped, parseApprovals, pathMatches, question, QUESTION_MAX_CHARS, safeTarget, shown, DEFAULT_APPROVALS } from '../dist/host/policy/approvals.js';
+import { escaped, shown } from '../dist/host/policy/approvals/escaping.js';
+import { allowHint, question, QUESTION_MAX_CHARS, safeTarget } from '../dist/host/policy/approvals/question.js';
+import { decide, pathMatches } from '../dist/host/policy/approvals/rules.js';
+import { DEFAULT_APPROVALS, parseApprovals } from '../dist/host/policy/approvals/settings.js';
 
 // ---- decide(), pure ----------------------------------------------------------------------------------------
 

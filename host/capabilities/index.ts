@@ -6,7 +6,7 @@ import type { Invocation, OpExtras } from '../engine/instance.js';
 import { OPERATIONS, type OpAllowKey, type OpKind, type OpsOf } from './operations.js';
 import type { ToolManifest } from '../extensions/manifest.js';
 import type { ExtensionIdentity } from '../policy/extension-identity.js';
-import type { ApprovalRequest } from '../policy/approvals.js';
+import type { ApprovalRequest } from '../policy/approvals/request.js';
 import type { PageLimits } from './browser/bounds.js';
 import type { SessionBrowser } from './browser/context.js';
 import type { BrowserRequest } from './browser/page.js';
@@ -63,8 +63,8 @@ export interface CapabilityContext {
   /** Told the real paths an allowed fs operation is about to write, before it runs (build/guest-writes.ts). */
   guestWrote?: (paths: string[]) => void;
   /**
-   * The operator's [approvals] verdict on one operation of this tool (policy/approvals.ts), asking a human when it
-   * is "require". Call it after the capability's own checks passed and before anything of the operation
+   * The operator's [approvals] verdict on one operation of this tool (policy/approvals/rules.ts), asking a human
+   * when it is "require". Call it after the capability's own checks passed and before anything of the operation
    * happens: it resolves when the operation may go ahead, and rejects with a PermissionError naming the op
    * and its target when it may not (denied, declined, unanswered, or nobody to ask). While a human is asked,
    * the call's deadline stands still; a cancelled call ends the wait.

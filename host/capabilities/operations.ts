@@ -1,7 +1,7 @@
 // The capability operations a guest can start: one row per operation, the only place they are listed. Everything
 // else that names operations derives from this table: the op kinds (engine/instance.ts OpKind), the WIT import
 // table's capability functions (engine/imports.ts), the grant kinds (policy/grants.ts GRANT_KINDS, grantKindOf),
-// the approval kinds (policy/approvals.ts APPROVAL_OPS), the audit log's targets (policy/audit-log.ts auditTarget),
+// the approval kinds (policy/approvals/request.ts APPROVAL_OPS), the audit log's targets (policy/audit-log.ts auditTarget),
 // the fs operations and the access each needs (capabilities/fs FsOp, FsAccessTable), and the router's dispatch
 // (capabilities/index.ts: one performer per allow.* key).
 //
@@ -67,7 +67,7 @@ export type OpsOf<A extends OpAllowKey> = { [K in OpKind]: Table[K]['allow'] ext
 export type FsOp = OpsOf<'fs'>;
 /** The grant kinds an operation is judged by (policy/grants.ts adds those no operation has: env, secrets). */
 export type OpGrantKind = NonNullable<Table[OpKind]['grant']>;
-/** The [approvals] ops (policy/approvals.ts). */
+/** The [approvals] ops (policy/approvals/request.ts). */
 export type OpApprovalKind = NonNullable<Table[OpKind]['approval']>;
 /** What an audit decision line shows as an operation's target (policy/audit-log.ts auditTarget). */
 export type OpAuditKind = NonNullable<Table[OpKind]['audit']>;

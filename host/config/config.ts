@@ -63,7 +63,7 @@
 //   maxBytes = 10485760         # rotate to <path>.1 past this size
 //   keep = 5                    # rotated files kept: <path>.1 … <path>.5
 //
-//   [approvals]                 # human approvals at the moment a capability is used (policy/approvals.ts)
+//   [approvals]                 # human approvals at the moment a capability is used (policy/approvals/)
 //   preset = "balanced"         # "permissive" (default) | "balanced" | "strict"
 //   default = "allow"           # the verdict when no rule matches: "allow" | "require" | "deny"
 //   store = "kiln-approvals.json"  # relative to this file: where "always" answers are kept
@@ -93,7 +93,7 @@ import { KilnError } from '../errors.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
 import { ENV_NAME, TOOL_NAME } from '../extensions/manifest.js';
-import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from '../policy/approvals.js';
+import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from '../policy/approvals/settings.js';
 import { normalisePrefix } from '../capabilities/fs/prefix.js';
 import { readFsSettings } from '../capabilities/fs/settings.js';
 import { DEFAULT_BROWSER, DEFAULT_LIMITS, DEFAULT_SESSION_SETTINGS, type BrowserSettings, type Limits, type OperatorPolicy, type SessionSettings } from '../policy/policy.js';
@@ -322,7 +322,7 @@ function readAudit(file: string, v: unknown): AuditSettings {
   };
 }
 
-/** [approvals] (policy/approvals.ts parses it; extension keys and the store path are resolved here, like the rest). */
+/** [approvals] (policy/approvals/settings.ts parses it; extension keys and the store path are resolved here, like the rest). */
 function readApprovals(file: string, v: unknown): ApprovalSettings {
   try {
     return parseApprovals(v, (key) => operatorKey(file, key), (p) => resolve(dirname(file), p));

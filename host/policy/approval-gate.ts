@@ -1,5 +1,6 @@
-// CapabilityContext.approve: the [approvals] verdict for one operation (policy/approvals.ts `decide`), and when it is
-// "require", a human asked through MCP elicitation (`elicitation/create`) on the connection that made the call.
+// CapabilityContext.approve: the [approvals] verdict for one operation (policy/approvals/rules.ts `decide`), and
+// when it is "require", a human asked through MCP elicitation (`elicitation/create`) on the connection that made
+// the call.
 //
 // Invariants:
 //  - Nothing of the operation happens before `approve` resolves: capability code calls it after its own
@@ -13,8 +14,9 @@
 //    maxOpenQuestionsPerSession questions open at once, the rest wait their turn (the call's clock stopped,
 //    its cancellation ending the wait), and an answer given meanwhile "for this session" covers them.
 //  - The question: its first line is the operation with every guest value shown whole, quoted and escaped
-//    (policy/approvals.ts `question`: every character outside printable ASCII escaped); the next two are kiln's own
-//    (the extension file and sha256, the rule), and nothing the guest controls can add a line or imitate them.
+//    (policy/approvals/question.ts `question`: every character outside printable ASCII escaped); the next two are
+//    kiln's own (the extension file and sha256, the rule), and nothing the guest controls can add a line or
+//    imitate them.
 //    A question too long to show whole (QUESTION_MAX_CHARS) is not put: the operation is refused, unasked.
 //  - A human's answer: "once" (this operation), "session" (the same op and target in this kiln session),
 //    "always" (the same op and target by this artifact's sha256, kept in the operator's store file; offered
@@ -30,10 +32,12 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, wri
 import { PermissionError } from '../errors.js';
 import type { AuditLog } from './audit-log.js';
 import type { ExtensionIdentity } from './extension-identity.js';
-import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, question, QUESTION_MAX_CHARS, safeTarget, visible,
-  type ApprovalRequest, type ApprovalSettings, type DecisionInput,
-} from './approvals.js';
+import { approvalKey } from './approvals/keys.js';
+import { escaped, visible } from './approvals/escaping.js';
+import { allowHint, describe, question, QUESTION_MAX_CHARS, safeTarget } from './approvals/question.js';
+import type { ApprovalRequest, DecisionInput } from './approvals/request.js';
+import { decide } from './approvals/rules.js';
+import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals/settings.js';
 import { writeStderr } from '../untrusted/terminal.js';
 
 /** An `elicitation/create` form request (the MCP 2025-11-25 shape kiln sends) and the client's answer. */
@@ -87,7 +91,7 @@ export function approvalsOff(s: ApprovalSettings): boolean {
 }
 
 /** The "always" answers, in the operator's file: JSON, one entry per (artifact sha256, tool, op, target),
- *  each keyed by a hash of those (policy/approvals.ts approvalKey) so no argument value is written. Read again
+ *  each keyed by a hash of those (policy/approvals/keys.ts approvalKey) so no argument value is written. Read again
  *  whenever the file changes (the operator may delete entries to revoke them); written whole, through a
  *  temporary file renamed into place, mode 0600. */
 export class AlwaysStore {

@@ -63,7 +63,7 @@ export type AuditRecord =
   /** [approvals] (policy/approval-gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
    *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
    *  error); an earlier answer that covered it ("remembered"); a required approval nobody could be asked for
-   *  ("unasked"). `target` is policy/approvals.ts `safeTarget`: no argument values. */
+   *  ("unasked"). `target` is policy/approvals/question.ts `safeTarget`: no argument values. */
   /** A source whose (re)build would read a file a guest wrote through allow.fs was refused (extensions/registry.ts):
    *  `input` that file, `writtenBy` and `tool` who wrote it. */
   | { type: 'build'; extension: string; verdict: 'deny'; input: string; writtenBy: string; tool: string; reason: string }

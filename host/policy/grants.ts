@@ -21,7 +21,8 @@ import { PermissionError } from '../errors.js';
 import { extensionKeys, type ExtensionIdentity } from './extension-identity.js';
 import { parsePattern, type HostPattern } from '../capabilities/net/net.js';
 import { intersectPrefixes as intersectFsPrefixes } from '../capabilities/fs/prefix.js';
-import { escaped, type ApprovalRequest } from './approvals.js';
+import { escaped } from './approvals/escaping.js';
+import type { ApprovalRequest } from './approvals/request.js';
 import { OP_GRANT_KINDS, operation } from '../capabilities/operations.js';
 
 export type PolicyMode = 'declared' | 'granted' | 'ask';

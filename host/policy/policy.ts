@@ -5,7 +5,7 @@ import { operatorEntry, type ExtensionIdentity } from './extension-identity.js';
 import { DEFAULT_AUDIT, type AuditSettings } from './audit-log.js';
 import { NO_GRANTS, type Grants } from './grants.js';
 import type { SecretsConfig } from '../capabilities/secrets/secrets.js';
-import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals.js';
+import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals/settings.js';
 import { DEFAULT_FS, type FsSettings } from '../capabilities/fs/settings.js';
 
 export { extensionKeys, operatorEntry, type ExtensionIdentity } from './extension-identity.js';
@@ -54,7 +54,7 @@ export interface OperatorPolicy {
   audit: AuditSettings;
   /** [secrets.*]: headers the host adds to the requests of tools that declare them (capabilities/secrets/secrets.ts). */
   secrets?: SecretsConfig;
-  /** [approvals]: which operations ask a human first (policy/approvals.ts, policy/approval-gate.ts). */
+  /** [approvals]: which operations ask a human first (policy/approvals/settings.ts, policy/approval-gate.ts). */
   approvals: ApprovalSettings;
   /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs/settings.ts). */
   fs: FsSettings;

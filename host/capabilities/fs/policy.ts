@@ -28,7 +28,7 @@
 import { lstatSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { real } from '../../build/containment.js';
-import type { ApprovalRequest } from '../../policy/approvals.js';
+import type { ApprovalRequest } from '../../policy/approvals/request.js';
 import { askFor, grantCheck, type Grants, type GrantKind, type NotGrantedError } from '../../policy/grants.js';
 import type { ExtensionIdentity } from '../../policy/extension-identity.js';
 import { FsPermissionError, type FsWho } from './errors.js';

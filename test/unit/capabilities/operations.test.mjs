@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { approvalKindsOf, OP_KINDS, OPERATIONS, opsOfInterface } from '../../../dist/host/capabilities/operations.js';
 import { GRANT_KINDS, grantKindOf } from '../../../dist/host/policy/grants.js';
-import { APPROVAL_OPS } from '../../../dist/host/policy/approvals.js';
+import { APPROVAL_OPS } from '../../../dist/host/policy/approvals/request.js';
 import { auditTarget } from '../../../dist/host/policy/audit-log.js';
 
 test('grant and approval kinds derive from the table, in its order', () => {

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AlwaysStore, ApprovalGate, approvalsOff } from '../../../dist/host/policy/approval-gate.js';
-import { DEFAULT_APPROVALS, QUESTION_MAX_CHARS } from '../../../dist/host/policy/approvals.js';
+import { QUESTION_MAX_CHARS } from '../../../dist/host/policy/approvals/question.js';
+import { DEFAULT_APPROVALS } from '../../../dist/host/policy/approvals/settings.js';
 
 const EXT = { file: '/srv/ext/notes.ts', sha256: 'ab'.repeat(32) };
 const STRICT = { ...DEFAULT_APPROVALS, preset: 'strict' };

@@ -1,4 +1,4 @@
-// Unit tests of host/policy/approvals.ts beyond test/approvals.test.mjs: which paths an fs operation is judged
+// Unit tests of host/policy/approvals/ beyond test/approvals.test.mjs: which paths an fs operation is judged
 // by (touchedPaths, realRel), what a remembered answer covers (approvalKey), rule conditions an attacker would
 // aim at (a path spelt another way, a host rule against a non-http URL, a port), and, as properties, that
 // every guest value shown to a human stays inside its quotes on one line and reads back exactly (escaped,
@@ -11,9 +11,12 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { parse as parseToml } from 'smol-toml';
 import { anyString } from '../strings.mjs';
-import {
-  allowHint, approvalKey, decide, DEFAULT_APPROVALS, describe, escaped, normalisePath, pathMatches, presetRules, question, safeTarget, shown, touchedPaths,
-} from '../../../dist/host/policy/approvals.js';
+import { escaped, shown } from '../../../dist/host/policy/approvals/escaping.js';
+import { approvalKey } from '../../../dist/host/policy/approvals/keys.js';
+import { allowHint, describe, question, safeTarget } from '../../../dist/host/policy/approvals/question.js';
+import { normalisePath, touchedPaths } from '../../../dist/host/policy/approvals/request.js';
+import { decide, pathMatches, presetRules } from '../../../dist/host/policy/approvals/rules.js';
+import { DEFAULT_APPROVALS } from '../../../dist/host/policy/approvals/settings.js';
 import { realRel } from '../../../dist/host/capabilities/fs/policy.js';
 
 const EXT = { file: '/srv/ext/notes.ts', sha256: 'ab'.repeat(32) };
