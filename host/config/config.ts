@@ -82,14 +82,20 @@
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
 //   allowedOrigins = ["https://app.example"] # Origins browsers may call from (none by default)
 //
-// The same settings may be written as kiln.yaml (or .yml) or kiln.json: one schema, the same messages.
+// The same settings may be written as kiln.yaml (or .yml) or kiln.json: one schema, the same messages
+// (config/document.ts reads the three formats; this module reads the settings from the document).
+//
+// Invariants: every section and key is checked (an unknown one is an error that names it, a value of the wrong
+// type or out of range one that names the setting); every error is a ConfigError naming the file; a key of a
+// per-extension table is an operator key (`operatorKey`: a real path or sha256:<hex>), never a name an artifact
+// gives itself, and two spellings of one file are an error.
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createRequire } from 'node:module';
 import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from '../capabilities/net/net.js';
 import { readSecrets, SECRET_NAME } from '../capabilities/secrets/secrets.js';
 import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING } from '../capabilities/commands/commands.js';
 import { KilnError } from '../errors.js';
+import { parseDocument } from './document.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
 import { ENV_NAME, TOOL_NAME } from '../extensions/manifest.js';
@@ -114,62 +120,9 @@ export class ConfigError extends KilnError {
   override name = 'ConfigError';
 }
 
-const require = createRequire(import.meta.url);
-
-/** JSON.parse, refusing a key given twice in one object, as the TOML and YAML readers do (JSON.parse keeps
- *  the last silently: `"denyPrivate": true, ..., "denyPrivate": false` would read as false). */
-function parseJson(text: string): unknown {
-  const value = JSON.parse(text);
-  const dup = duplicateJsonKey(text);
-  if (dup) throw new Error(`the key ${JSON.stringify(dup.key)} is given twice in one object (line ${dup.line})`);
-  return value;
-}
-
-/** The first key given twice in one object of `text`, which JSON.parse has accepted: a scan in JSON's own
- *  grammar (strings, the four whitespace characters, objects and arrays), comparing keys as decoded, so
- *  `"a"` and `"\u0061"` are the same key. Lines are counted at line feeds. */
-export function duplicateJsonKey(text: string): { key: string; line: number } | undefined {
-  const open: (Set<string> | undefined)[] = []; // per enclosing object its keys; undefined for an array
-  let line = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\n') line++;
-    else if (c === '{') open.push(new Set());
-    else if (c === '[') open.push(undefined);
-    else if (c === '}' || c === ']') open.pop();
-    else if (c === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      let next = end + 1;
-      while (text[next] === ' ' || text[next] === '\t' || text[next] === '\n' || text[next] === '\r') next++;
-      const keys = open[open.length - 1];
-      if (text[next] === ':' && keys) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
-        if (keys.has(key)) return { key, line };
-        keys.add(key);
-      }
-      i = end;
-    }
-  }
-  return undefined;
-}
-
-/** The document in `file`, by its extension: TOML (kiln.toml), YAML (.yaml/.yml) or JSON (.json). */
-function parseDocument(file: string, text: string): unknown {
-  const lower = file.toLowerCase();
-  const [format, parse] = lower.endsWith('.json') ? ['JSON', parseJson]
-    : lower.endsWith('.yaml') || lower.endsWith('.yml') ? ['YAML', (t: string) => (require('yaml') as typeof import('yaml')).parse(t, { uniqueKeys: true, maxAliasCount: 100 })]
-    : ['TOML', (t: string) => (require('smol-toml') as typeof import('smol-toml')).parse(t)] as const;
-  try {
-    return (parse as (t: string) => unknown)(text);
-  } catch (e: any) {
-    throw new ConfigError(`${file}: not valid ${format}: ${String(e?.message ?? e).split('\n')[0]}`);
-  }
-}
-
 export function readConfig(file: string): KilnConfig {
   if (!existsSync(file)) throw new ConfigError(`${file}: no such config file`);
-  const parsed = parseDocument(file, readFileSync(file, 'utf8'));
+  const parsed = parseDocument(file, readFileSync(file, 'utf8'), (message) => new ConfigError(message));
   if (!isTable(parsed)) throw new ConfigError(`${file}: the settings must be a table (an object), not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'a list' : typeof parsed}`);
   const doc = parsed;
   const ext = doc.extensions ?? [];
