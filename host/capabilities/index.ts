@@ -81,8 +81,8 @@ export interface CapabilityContext {
 const asker = (ctx: CapabilityContext): GrantAsker => (refusal, request) => ctx.approve(request, askFor(refusal));
 
 /** A command's spec under the grants; in mode "ask", one the grant does not list is first put to a human, and
- *  `asked` says so: that question (judged with the [approvals] rules, policy/approval-gate.ts) was the operation's one.
- *  Call the returned `recheck` right before spawning: the config may have changed while a human was asked. */
+ *  `asked` says so: that question (judged with the [approvals] rules, policy/approvals/gate.ts) was the operation's
+ *  one. Call the returned `recheck` right before spawning: the config may have changed while a human was asked. */
 async function commandSpec(ctx: CapabilityContext, verb: CommandVerb, name: unknown, vars: unknown): Promise<{ spec: CommandSpec; asked: boolean; recheck(): void }> {
   const check = () => commandGrant(ctx.tool.name, ctx.tool.allow, verb, name, ctx.extension, ctx.ceiling, ctx.grants);
   try {

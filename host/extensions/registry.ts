@@ -25,7 +25,7 @@ import { discover } from './discovery.js';
 import type { Engine } from '../engine/engine.js';
 import { AuditLog, auditFiles } from '../policy/audit-log.js';
 import { grantedSecrets, NotGrantedError } from '../policy/grants.js';
-import { ApprovalGate } from '../policy/approval-gate.js';
+import { ApprovalGate } from '../policy/approvals/gate.js';
 import { ExtensionLoadError, KilnError } from '../errors.js';
 import { SecretStore } from '../capabilities/secrets/secrets.js';
 import { ManifestError, type ToolManifest } from './manifest.js';

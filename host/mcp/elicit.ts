@@ -1,13 +1,13 @@
 // Approvals asked through MCP: `elicitation/create` to the client of the request being served
-// (policy/approval-gate.ts decides when, and what an answer means).
+// (policy/approvals/gate.ts decides when, and what an answer means).
 import type { Server } from '@modelcontextprotocol/server';
-import type { AskVia, ElicitAnswer } from '../policy/approval-gate.js';
+import type { AskVia, ElicitAnswer } from '../policy/approvals/gate.js';
 
 /**
  * How approvals reach a human through `server`'s client for the request `requestId`: an `elicitation/create`
  * sent as a request related to it (over Streamable HTTP it goes on that request's own stream, so on the MCP
  * session that made the call), when the client declared form elicitation on the 2025 protocol; otherwise
- * why it cannot be asked. The wait is bounded by policy/approval-gate.ts (its signal), not by the SDK's timeout.
+ * why it cannot be asked. The wait is bounded by policy/approvals/gate.ts (its signal), not by the SDK's timeout.
  * There is deliberately no tool that approves or grants anything: only the human's answer to this question.
  */
 export function askVia(server: Server, requestId: string | number): AskVia {

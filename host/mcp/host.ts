@@ -13,7 +13,7 @@ import { callTool } from '../sessions/call.js';
 import { GuestInstance } from '../engine/instance.js';
 import { withinReach, type Authority } from '../policy/authority.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools/tools.js';
-import type { AskVia } from '../policy/approval-gate.js';
+import type { AskVia } from '../policy/approvals/gate.js';
 import { annotations } from './annotations.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';

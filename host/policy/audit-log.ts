@@ -60,7 +60,7 @@ export type AuditRecord =
   | (AuditSubject & { type: 'call'; phase: 'start' })
   | (AuditSubject & { type: 'call'; phase: 'end'; durationMs: number; outcome: 'ok' | 'error'; error?: string })
   | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; reason?: string; durationMs: number })
-  /** [approvals] (policy/approval-gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
+  /** [approvals] (policy/approvals/gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
    *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
    *  error); an earlier answer that covered it ("remembered"); a required approval nobody could be asked for
    *  ("unasked"). `target` is policy/approvals/question.ts `safeTarget`: no argument values. */

@@ -205,7 +205,7 @@ export interface GrantCheck {
   ask?(item: string, request: ApprovalRequest): Promise<void>;
 }
 
-/** Asks a human about a use that is declared and not granted (policy/approval-gate.ts, forced to "require"). */
+/** Asks a human about a use that is declared and not granted (policy/approvals/gate.ts, forced to "require"). */
 export type GrantAsker = (refusal: NotGrantedError, request: ApprovalRequest) => Promise<void>;
 
 /** The check of `kind` for `ext`'s tool `tool`, or undefined when grants do not narrow that kind. `asker`: how

@@ -54,7 +54,7 @@ export interface OperatorPolicy {
   audit: AuditSettings;
   /** [secrets.*]: headers the host adds to the requests of tools that declare them (capabilities/secrets/secrets.ts). */
   secrets?: SecretsConfig;
-  /** [approvals]: which operations ask a human first (policy/approvals/settings.ts, policy/approval-gate.ts). */
+  /** [approvals]: which operations ask a human first (policy/approvals/settings.ts, policy/approvals/gate.ts). */
   approvals: ApprovalSettings;
   /** [fs]: the workspace root and size caps of allow.fs (capabilities/fs/settings.ts). */
   fs: FsSettings;

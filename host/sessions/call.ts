@@ -17,7 +17,7 @@ import { CancelledError, cancelledMessage, CpuLimitError, GuestCrashError, Inval
 import type { LoadedExtension } from '../extensions/loaded.js';
 import type { ToolManifest } from '../extensions/manifest.js';
 import type { Registry } from '../extensions/registry.js';
-import type { AskVia, CallQuestions } from '../policy/approval-gate.js';
+import type { AskVia, CallQuestions } from '../policy/approvals/gate.js';
 import { auditTarget } from '../policy/audit-log.js';
 import { decidedBy, grantedSecrets, NotGrantedError } from '../policy/grants.js';
 import { cpuBudget, guestMemory } from '../policy/limits.js';

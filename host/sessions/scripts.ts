@@ -19,7 +19,7 @@ import type { Registry } from '../extensions/registry.js';
 import type { LoadedExtension } from '../extensions/loaded.js';
 import type { Session } from './session.js';
 import { runInSession } from './call.js';
-import type { AskVia } from '../policy/approval-gate.js';
+import type { AskVia } from '../policy/approvals/gate.js';
 
 /** Where `kiln run` keeps compiled scripts: inside the build cache, which no tool's `allow.fs` may touch. */
 export const SCRIPT_CACHE = join(BUILD_CACHE, 'scripts');

@@ -19,7 +19,7 @@
 // on the way resolved, the last name kept as the performer acts on it, relative to the real root) — a path rule
 // matches either; for rm -r or a rename of a directory every entry below it, as the performer lists it
 // (`listBelow`); rm then removes nothing it was not judged on. One operation puts at most one question: in mode
-// "ask", a use the grant does not list is asked together with what the rules say (policy/approval-gate.ts), never
+// "ask", a use the grant does not list is asked together with what the rules say (policy/approvals/gate.ts), never
 // twice.
 //
 // The checked value also says which real paths the operation will write (a file written or appended, a rename's

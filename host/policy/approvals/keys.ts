@@ -1,4 +1,4 @@
-// What a remembered answer ("for this session", "always") covers, as a key (policy/approval-gate.ts keeps answers
+// What a remembered answer ("for this session", "always") covers, as a key (policy/approvals/gate.ts keeps answers
 // by it, in memory and in the operator's store). Pure.
 //
 // Invariants:

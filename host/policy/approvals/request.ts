@@ -1,5 +1,5 @@
 // What [approvals] judges: one operation a tool is about to perform, as capability code describes it to
-// `CapabilityContext.approve` (policy/approval-gate.ts), and the places it touches. Pure: no I/O, no settings.
+// `CapabilityContext.approve` (policy/approvals/gate.ts), and the places it touches. Pure: no I/O, no settings.
 //
 // Invariants:
 //  - The operations are capabilities/operations.ts's approval kinds (`APPROVAL_OPS`); nothing here lists them.

@@ -1,6 +1,6 @@
 // The [approvals] rule grammar and its verdict: which capability operations need a human's approval at the moment
 // they are used. Pure functions — `decide` is what tests call directly; capability code asks through
-// CapabilityContext.approve (policy/approval-gate.ts), which consults `decide` and, when the verdict is "require",
+// CapabilityContext.approve (policy/approvals/gate.ts), which consults `decide` and, when the verdict is "require",
 // asks a human.
 //
 // Rules (docs/configuration.md, docs/security.md):

@@ -1,4 +1,4 @@
-// Unit tests of host/policy/approval-gate.ts: ApprovalGate.approve with a fake asker (what MCP elicitation
+// Unit tests of host/policy/approvals/gate.ts: ApprovalGate.approve with a fake asker (what MCP elicitation
 // would be) and a fake audit log, no server. What is proven here, each by what the asker saw and what the
 // audit recorded: "deny" never asks (a use mode "ask" forces to a human included); a forced use is asked
 // even when [approvals] asks for nothing; the question's three lines (the guest's on the first only); the
@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { AlwaysStore, ApprovalGate, approvalsOff } from '../../../dist/host/policy/approval-gate.js';
+import { AlwaysStore, ApprovalGate, approvalsOff } from '../../../dist/host/policy/approvals/gate.js';
 import { QUESTION_MAX_CHARS } from '../../../dist/host/policy/approvals/question.js';
 import { DEFAULT_APPROVALS } from '../../../dist/host/policy/approvals/settings.js';
 

@@ -29,16 +29,16 @@
 //  - The audit log gets one line per decision (with the rule), per question and per answer; never argv,
 //    query strings or sizes of anything but the operation itself.
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
-import { PermissionError } from '../errors.js';
-import type { AuditLog } from './audit-log.js';
-import type { ExtensionIdentity } from './extension-identity.js';
-import { approvalKey } from './approvals/keys.js';
-import { escaped, visible } from './approvals/escaping.js';
-import { allowHint, describe, question, QUESTION_MAX_CHARS, safeTarget } from './approvals/question.js';
-import type { ApprovalRequest, DecisionInput } from './approvals/request.js';
-import { decide } from './approvals/rules.js';
-import { DEFAULT_APPROVALS, type ApprovalSettings } from './approvals/settings.js';
-import { writeStderr } from '../untrusted/terminal.js';
+import { PermissionError } from '../../errors.js';
+import type { AuditLog } from '../audit-log.js';
+import type { ExtensionIdentity } from '../extension-identity.js';
+import { approvalKey } from './keys.js';
+import { escaped, visible } from './escaping.js';
+import { allowHint, describe, question, QUESTION_MAX_CHARS, safeTarget } from './question.js';
+import type { ApprovalRequest, DecisionInput } from './request.js';
+import { decide } from './rules.js';
+import { DEFAULT_APPROVALS, type ApprovalSettings } from './settings.js';
+import { writeStderr } from '../../untrusted/terminal.js';
 
 /** An `elicitation/create` form request (the MCP 2025-11-25 shape kiln sends) and the client's answer. */
 export interface ElicitForm {
