@@ -1,9 +1,9 @@
 // The capability operations a guest can start: one row per operation, the only place they are listed. Everything
 // else that names operations derives from this table: the op kinds (engine/instance.ts OpKind), the WIT import
 // table's capability functions (engine/imports.ts), the grant kinds (policy/grants.ts GRANT_KINDS, grantKindOf),
-// the approval kinds (policy/approvals/request.ts APPROVAL_OPS), the audit log's targets (policy/audit-log.ts auditTarget),
-// the fs operations and the access each needs (capabilities/fs FsOp, FsAccessTable), and the router's dispatch
-// (capabilities/index.ts: one performer per allow.* key).
+// the approval kinds (policy/approvals/request.ts APPROVAL_OPS), the audit log's targets (policy/audit-log.ts
+// auditTarget), the fs operations and the access each needs (capabilities/fs FsOp, FsAccessTable), and the
+// router's dispatch (capabilities/index.ts: one performer per allow.* key).
 //
 // Columns:
 //  - wit, fn: the WIT interface and function (as the component binds it: camelCase) that starts the operation.

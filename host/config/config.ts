@@ -275,7 +275,8 @@ function readAudit(file: string, v: unknown): AuditSettings {
   };
 }
 
-/** [approvals] (policy/approvals/settings.ts parses it; extension keys and the store path are resolved here, like the rest). */
+/** [approvals] (policy/approvals/settings.ts parses it; extension keys and the store path are resolved here, like
+ *  the rest). */
 function readApprovals(file: string, v: unknown): ApprovalSettings {
   try {
     return parseApprovals(v, (key) => operatorKey(file, key), (p) => resolve(dirname(file), p));
