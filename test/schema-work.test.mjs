@@ -175,3 +175,9 @@ test('uniqueItems tells Infinity, -Infinity and null apart (JSON.parse reads 1e4
     assert.equal((await v(JSON.parse(text))) === undefined, plain(JSON.parse(text)), text);
   }
 });
+
+test('text that looks like an error\'s code inside a string is counted as the bytes it is', () => {
+  const head = 'function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){';
+  const body = '{const s = "const err1 = {instancePath};if(vErrors === null){vErrors = [err1];}else {vErrors.push(err1);}errors++;";}';
+  assert.equal(/self\.kilnWork\((\d+)\)/.exec(instrument(`return ${head}${body.slice(1)}`))[1], String(body.length));
+});

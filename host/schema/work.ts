@@ -9,9 +9,10 @@
 //    (the only backward jumps are loops; calls are counted by the callee), so this bounds the code that runs;
 //  - a `for…in` spends its object's property count before it starts (the engine lists them up front, even
 //    when the body stops at the first);
-//  - the helpers whose cost grows with the data spend it: string lengths (`minLength`/`maxLength`, formats),
-//    property counts (`minProperties`/`maxProperties`), deep equality (`const`/`enum`), the JSON pointer of
-//    an error's property name, uniqueItems' canonical texts (schema/ajv.ts);
+//  - what costs more than its bytes of code spends by what it reads or writes: string lengths
+//    (`minLength`/`maxLength`), formats, property counts (`minProperties`/`maxProperties`, the evaluated
+//    properties `unevaluatedProperties` merges), deep equality (`const`/`enum`), the JSON pointer of a property
+//    name, each `default` written into the arguments, uniqueItems' canonical texts (schema/ajv.ts);
 //  - an error created or copied spends ERROR_STEPS, which also bounds the memory errors hold (at most
 //    SCHEMA_WORK_LIMIT / ERROR_STEPS of them).
 // Pattern matching has its own budget (PATTERN_WORK_LIMIT, schema/linear-regexp.ts). Past SCHEMA_WORK_LIMIT the
@@ -28,8 +29,9 @@ import { WorkBudget } from './work-budget.js';
 export const SCHEMA_WORK_LIMIT = 2 ** 30;
 
 /** Steps per unit of each kind of work, about what it costs in nanoseconds on a server core (so the limit is
- *  about a second of the server's thread): a character a helper reads, a property listed (the most: keySteps), a character of uniqueItems' canonical text, an item deep equality
- *  compares, an error created or copied (its object and what it holds). A byte of validator code is a step. */
+ *  about a second of the server's thread): a character a helper reads, a property listed (the most: keySteps),
+ *  a character of uniqueItems' canonical text, an item deep equality compares, an error created or copied (its
+ *  object and what it holds). A byte of validator code is a step. */
 export const CHAR_STEPS = 8;
 export const KEY_STEPS = 256;
 export const TEXT_STEPS = 32;
@@ -105,11 +107,12 @@ export function countingHelpers(regExp: unknown): Record<string, unknown> {
     throw new Error('kiln cannot count the work of a helper the validator Ajv generated uses');
   };
   const format = (f: any): unknown => {
-    const count = (v: (s: string) => unknown) => (s: unknown) => (typeof s === 'string' && spendSchemaWork(s.length * FORMAT_CHAR_STEPS), v(s as string));
+    const read = (s: unknown) => typeof s === 'string' && spendSchemaWork(s.length * FORMAT_CHAR_STEPS);
+    const count = (v: (s: string) => unknown) => (s: unknown) => (read(s), v(s as string));
     if (typeof f === 'function') return count(f);
     if (f && typeof f.validate === 'function') {
       // formatMinimum and its kin (ajv-formats) compare two values of the format
-      const compare = typeof f.compare === 'function' ? (a: unknown, b: unknown) => (count(() => 0)(a), count(() => 0)(b), f.compare(a, b)) : f.compare;
+      const compare = typeof f.compare === 'function' ? (a: unknown, b: unknown) => (read(a), read(b), f.compare(a, b)) : f.compare;
       return { ...f, validate: count(f.validate.bind(f)), compare };
     }
     if (f && typeof f.test === 'function') return { ...f, test: count(f.test.bind(f)) };
@@ -251,10 +254,23 @@ export function instrument(source: string): string {
   if (stack.length) throw unknown('an unbalanced brace');
   if (top.length !== heads.size) throw unknown('a function head it could not find the body of');
 
-  // An error's construction is counted as ERROR_STEPS where it runs (REWRITES), not by its bytes.
+  const inString = (at: number): boolean => {
+    let lo = 0;
+    let hi = strings.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (strings[mid][1] <= at) lo = mid + 1;
+      else if (strings[mid][0] > at) hi = mid - 1;
+      else return true;
+    }
+    return false;
+  };
+  // An error's construction is counted as ERROR_STEPS where it runs (REWRITES), not by its bytes (one written
+  // inside a string literal is text, counted as such).
   const errorCode: number[] = [0]; // prefix sums of the lengths of the errors' code, by where each starts
   const errorAt: number[] = [];
   for (const m of source.matchAll(ERROR_CODE)) {
+    if (inString(m.index!)) continue;
     errorAt.push(m.index!);
     errorCode.push(errorCode[errorCode.length - 1] + m[0].length);
   }
@@ -276,17 +292,6 @@ export function instrument(source: string): string {
   };
   top.forEach(spend);
 
-  const inString = (at: number): boolean => {
-    let lo = 0;
-    let hi = strings.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (strings[mid][1] <= at) lo = mid + 1;
-      else if (strings[mid][0] > at) hi = mid - 1;
-      else return true;
-    }
-    return false;
-  };
   for (const { re, back, to } of REWRITES) {
     for (const m of source.matchAll(re)) {
       let at = m.index!;
