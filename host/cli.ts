@@ -125,14 +125,18 @@ async function inspect(argv: string[]): Promise<number> {
   const bytes = readFileSync(file);
   const manifest = readManifest(file, bytes);
   // --config: what the operator's grants make of each tool's declaration (policy/grants.ts), for this very file.
-  const policy = values.config ? (await import('./config/config.js')).readConfig(resolve(values.config)).policy : undefined;
+  const config = values.config ? (await import('./config/config.js')).readConfig(resolve(values.config)) : undefined;
+  const policy = config?.policy;
+  const { portableName } = await import('./extensions/tool-names.js');
+  const naming = config?.mcp.toolNames ?? 'declared';
+  const advertised = (t: (typeof manifest.tools)[number]) => (!t.exposeAsTool ? null : naming === 'portable' ? portableName(t.name) : t.name);
   const { authority } = await import('./policy/authority.js');
   const identity = { file: resolve(file), sha256: sha256(bytes) };
   const authorityOf = (t: (typeof manifest.tools)[number]) => (policy ? authority(t.allow, identity, policy) : undefined);
   const engine = await Engine.load().catch(() => undefined);
   const engineNote = !engine ? 'no local engine to compare' : engine.info.id === manifest.engine ? 'matches this host' : 'NOT this host\'s engine: rebuild it';
   if (values.json) {
-    const tools = manifest.tools.map((t) => ({ ...t, ...(policy ? { authority: authorityOf(t), mode: policy.grants.mode } : {}) }));
+    const tools = manifest.tools.map((t) => ({ ...t, advertisedAs: advertised(t), portableName: portableName(t.name), ...(policy ? { authority: authorityOf(t), mode: policy.grants.mode } : {}) }));
     process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest, tools }, null, 2) + '\n');
     return 0;
   }
@@ -146,6 +150,9 @@ async function inspect(argv: string[]): Promise<number> {
   ];
   for (const t of manifest.tools) {
     lines.push('', `  ${t.name}${t.exposeAsTool ? '  [MCP tool]' : '  [plugins only]'}`);
+    if (t.exposeAsTool && portableName(t.name) !== t.name) {
+      lines.push(`    portable     ${portableName(t.name)} (${naming === 'portable' ? `advertised so under ${values.config}'s` : 'advertised so under'} [mcp] toolNames = "portable")`);
+    }
     if (t.title) lines.push(`    title        ${t.title}`);
     if (t.description) lines.push(`    description  ${t.description}`);
     if (t.timeoutMs) lines.push(`    timeoutMs    ${t.timeoutMs}`);
@@ -256,10 +263,10 @@ async function mcp(argv: string[]): Promise<number> {
   }
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');
-    await serveHttp(registry, VERSION, values.http, config?.http, watch.files || watch.config ? watch : undefined);
+    await serveHttp(registry, VERSION, values.http, config?.http, config?.mcp, watch.files || watch.config ? watch : undefined);
   } else {
-    const { serveStdio } = await import('./mcp/server.js'); // the MCP SDK loads only for `kiln mcp`
-    await serveStdio(registry, VERSION, watch.files || watch.config ? watch : undefined);
+    const { serveStdio } = await import('./mcp/stdio.js'); // the MCP SDK loads only for `kiln mcp`
+    await serveStdio(registry, VERSION, config?.mcp, watch.files || watch.config ? watch : undefined);
   }
   return -1; // keep running
 }

@@ -69,7 +69,14 @@ export class CancelledError extends KilnError {
  *  string a client sent with notifications/cancelled) in a message a person can read. */
 export function cancelledMessage(what: string, reason: unknown): string {
   const detail = reason instanceof Error ? reason.message : typeof reason === 'string' && reason ? reason : undefined;
+  if (reason instanceof CallStoppedError) return `${what} was stopped: ${reason.message}`;
   return `${what} was cancelled by the client${detail ? ` (${detail.slice(0, 500)})` : ''}`;
+}
+
+/** Why kiln itself ends a call that is still running (an abort reason): on MCP 2026-07-28, a call that puts a
+ *  question to a human ends with the question, and runs again from the top with the answer. */
+export class CallStoppedError extends KilnError {
+  override name = 'CallStoppedError';
 }
 
 /** The guest ran out of its memory limit; the guest was discarded. */

@@ -77,6 +77,15 @@
 //   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
 //   maxWriteBytesPerCall = 67108864       # bytes one call may write; also maxWriteBytesPerSession, maxWriteBytes, ...
 //
+//   [mcp]                       # the MCP protocol side (mcp/)
+//   pageSize = 100              # tools per tools/list page (0: one page)
+//   toolNames = "declared"      # "portable": names advertised as ^[a-zA-Z0-9_-]{1,64}$ (dots as underscores)
+//   listTtlMs = 60000           # how long 2026-07-28 clients may cache tools/list and server/discover
+//   tasks = true                # 2026-07-28 clients declaring the Tasks extension may get a long call as a task
+//   taskAfterMs = 1000          # a call still running this long becomes a task (0: every call at once)
+//   taskTtlMs = 3600000         # a task (and its result) is kept this long after it was created
+//   stateKeyFile = "state.key"  # relative to this file: the key signing requestState (KILN_STATE_KEY wins)
+//
 //   [http]                      # kiln mcp --http HOST:PORT
 //   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
@@ -99,6 +108,7 @@ import { parseDocument } from './document.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
 import { ENV_NAME, TOOL_NAME } from '../extensions/manifest.js';
+import { TOOL_NAMINGS, type ToolNaming } from '../extensions/tool-names.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from '../policy/approvals/settings.js';
 import { normalisePrefix } from '../capabilities/fs/prefix.js';
 import { readFsSettings } from '../capabilities/fs/settings.js';
@@ -114,7 +124,33 @@ export interface KilnConfig {
   test: { steps?: string[] };
   /** [http]: the HTTP transport's settings (mcp/http.ts). */
   http: { token?: string; allowedHosts: string[]; allowedOrigins: string[] };
+  /** [mcp]: the protocol side (mcp/). */
+  mcp: McpSettings;
 }
+
+/** [mcp]: what kiln's MCP servers do on either transport. */
+export interface McpSettings {
+  /** Tools per tools/list page; 0: every tool on one page. */
+  pageSize: number;
+  /** How tool names are advertised (extensions/tool-names.ts). */
+  toolNames: ToolNaming;
+  /** The cache hint (ttlMs) of tools/list and server/discover results on 2026-07-28. */
+  listTtlMs: number;
+  /** Whether a 2026-07-28 call from a client declaring the Tasks extension may be answered as a task. */
+  tasks: boolean;
+  /** How long such a call runs before it becomes a task; 0: at once. */
+  taskAfterMs: number;
+  /** How long a task and its result are kept after it was created. */
+  taskTtlMs: number;
+  /** The file holding the requestState key(s), one a line, the first signing (KILN_STATE_KEY wins). */
+  stateKeyFile?: string;
+}
+
+export const DEFAULT_MCP: McpSettings = { pageSize: 100, toolNames: 'declared', listTtlMs: 60_000, tasks: true, taskAfterMs: 1000, taskTtlMs: 3_600_000 };
+
+/** The largest tools/list page and the longest cache hint a setting may ask for. */
+const MAX_PAGE_SIZE = 10_000;
+const MAX_LIST_TTL_MS = 86_400_000;
 
 export class ConfigError extends KilnError {
   override name = 'ConfigError';
@@ -134,7 +170,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'mcp', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -154,6 +190,7 @@ export function readConfig(file: string): KilnConfig {
       fs: readFsSettings(file, doc.fs, (message) => new ConfigError(message)),
     },
     http: readHttp(file, doc.http),
+    mcp: readMcp(file, doc.mcp),
     test: readTest(file, doc.test),
   };
 }
@@ -316,6 +353,33 @@ function readHttp(file: string, v: unknown): KilnConfig['http'] {
   }
   if (v.token !== undefined && (typeof v.token !== 'string' || v.token.length < 16)) throw new ConfigError(`${file}: [http] token must be a string of at least 16 characters`);
   return { token: v.token as string | undefined, allowedHosts: list('allowedHosts'), allowedOrigins: list('allowedOrigins') };
+}
+
+function readMcp(file: string, v: unknown): McpSettings {
+  if (v === undefined) return DEFAULT_MCP;
+  if (!isTable(v)) throw new ConfigError(`${file}: [mcp] must be a table`);
+  const out: McpSettings = { ...DEFAULT_MCP };
+  const integer = (k: string, x: unknown, max: number, min = 0) => {
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < min || x > max) throw new ConfigError(`${file}: [mcp] ${k} must be an integer from ${min} to ${max}`);
+    return x;
+  };
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'pageSize') out.pageSize = integer(k, x, MAX_PAGE_SIZE);
+    else if (k === 'listTtlMs') out.listTtlMs = integer(k, x, MAX_LIST_TTL_MS);
+    else if (k === 'taskAfterMs') out.taskAfterMs = integer(k, x, 2 ** 31 - 1);
+    else if (k === 'taskTtlMs') out.taskTtlMs = integer(k, x, 2 ** 31 - 1, 1000);
+    else if (k === 'toolNames') {
+      if (!TOOL_NAMINGS.includes(x as ToolNaming)) throw new ConfigError(`${file}: [mcp] toolNames must be ${TOOL_NAMINGS.map((n) => `"${n}"`).join(' or ')} (found ${JSON.stringify(x)})`);
+      out.toolNames = x as ToolNaming;
+    } else if (k === 'tasks') {
+      if (typeof x !== 'boolean') throw new ConfigError(`${file}: [mcp] tasks must be true or false`);
+      out.tasks = x;
+    } else if (k === 'stateKeyFile') {
+      if (typeof x !== 'string' || !x) throw new ConfigError(`${file}: [mcp] stateKeyFile must be a file path`);
+      out.stateKeyFile = resolve(dirname(file), x);
+    } else throw new ConfigError(`${file}: [mcp] has an unknown key "${k}" (pageSize, toolNames, listTtlMs, tasks, taskAfterMs, taskTtlMs, stateKeyFile)`);
+  }
+  return out;
 }
 
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

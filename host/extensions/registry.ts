@@ -11,7 +11,8 @@
 // kiln_extensions). Which file would serve a contested name must never depend on load order: a file added
 // later could otherwise take the arguments, grants and callers meant for another. A name that collides with a
 // built-in tool is not loaded and is reported. When a reload (--watch, a changed config) finds the name defined
-// once again, that file serves it.
+// once again, that file serves it. Likewise, under [mcp] toolNames = "portable", exposed tools whose advertised
+// names would be one (`notes.save`, `notes_save`) are advertised by none of them (extensions/tool-names.ts).
 import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { openArtifact } from './artifact.js';
@@ -31,12 +32,15 @@ import { SecretStore } from '../capabilities/secrets/secrets.js';
 import { ManifestError, type ToolManifest } from './manifest.js';
 import { argsValidator, cachedValidator, ExtensionAjv, resultValidator, usesPatterns, type Validator } from '../schema/validators.js';
 import { programBudget } from '../schema/linear-regexp.js';
+import { advertisedNames, type ToolNaming } from './tool-names.js';
 import { DEFAULT_POLICY, extensionKeys, type OperatorPolicy } from '../policy/policy.js';
 
 export const BUILTIN_TOOLS = ['kiln_extensions', 'kiln_close_session', 'run_script'];
 
 /** The shape of contestedMessage's text (warnContested replaces those lines). */
 const CONTESTED = /^tool "[^"]*" is not served: it is defined by \d+ files /;
+/** The shape of a warning about an advertised name that several tools would take (warnContested replaces them). */
+const NAME_CLASH = /^tools? .* not served over MCP: under \[mcp\] toolNames = /;
 
 /** Files opened at once while loading (artifacts verified, cached builds opened; builds run on build/pool.ts). */
 const LOAD_CONCURRENCY = 4;
@@ -74,6 +78,12 @@ export class Registry {
   readonly tools = new Map<string, ToolEntry>();
   /** Tool names more than one loaded file defines, with those files: served by none of them. */
   readonly contested = new Map<string, string[]>();
+  /** [mcp] toolNames: how MCP clients see the exposed tools' names (extensions/tool-names.ts). */
+  get naming(): ToolNaming {
+    return this.names;
+  }
+  private names: ToolNaming = 'declared';
+  private shown?: ReturnType<typeof advertisedNames> & { asShown: Map<string, string> };
   /** The tools an MCP client sees (exposeAsTool), as opposed to all that plugins[...] can call. */
   get exposed(): number {
     let n = 0;
@@ -162,10 +172,39 @@ export class Registry {
     return files && `tool "${name}" is not served: it is defined by ${files.length} files (${files.join(', ')}); a tool name must be defined by one loaded file only (rename one, or exclude a file)`;
   }
 
-  /** Report every contested name once (again after a reload added a file's last good version). */
+  /** Report every contested name once (again after a reload added a file's last good version), and every
+   *  advertised name several exposed tools would take. */
   private warnContested(): void {
+    this.shown = undefined;
     const lines = [...this.contested.keys()].map((name) => this.contestedMessage(name)!);
-    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !CONTESTED.test(w)), ...lines);
+    for (const [shown, names] of this.advertised().collisions) {
+      const real = names.filter((n) => !BUILTIN_TOOLS.includes(n));
+      const builtin = names.find((n) => BUILTIN_TOOLS.includes(n));
+      lines.push(`tool${real.length > 1 ? 's' : ''} ${real.map((n) => `"${n}"`).join(', ')} ${real.length > 1 ? 'are' : 'is'} not served over MCP: under [mcp] toolNames = "${this.names}" ` +
+        `${builtin ? `it would be advertised as "${shown}", the built-in tool's name` : `they would all be advertised as "${shown}"`}; rename one ` +
+        `(plugins[...] still calls each by its own name), or set [mcp] toolNames = "declared"`);
+    }
+    this.warnings.splice(0, this.warnings.length, ...this.warnings.filter((w) => !CONTESTED.test(w) && !NAME_CLASH.test(w)), ...lines);
+  }
+
+  /** Advertise the exposed tools' names as `naming` says ([mcp] toolNames). */
+  setNaming(naming: ToolNaming): void {
+    if (naming === this.names) return;
+    this.names = naming;
+    this.warnContested();
+  }
+
+  /** The exposed tools as MCP clients see them: each advertised name with the tool it stands for (`toTool`),
+   *  each tool with the name it is advertised as (`asShown`; none for a tool whose name collides), and the
+   *  advertised names several tools would take (extensions/tool-names.ts). Kept until the tools change. */
+  advertised(): ReturnType<typeof advertisedNames> & { asShown: Map<string, string> } {
+    if (!this.shown) {
+      const exposed = [...this.tools.values()].filter((t) => t.manifest.exposeAsTool).map((t) => t.manifest.name);
+      const names = advertisedNames([...BUILTIN_TOOLS, ...exposed], this.names);
+      for (const b of BUILTIN_TOOLS) names.toTool.delete(b);
+      this.shown = { ...names, asShown: new Map([...names.toTool].map(([shown, tool]) => [tool, shown])) };
+    }
+    return this.shown;
   }
 
   /**
@@ -178,6 +217,7 @@ export class Registry {
     next.audit = this.audit;
     next.approvals = this.approvals;
     next.writes = this.guestWrites;
+    next.names = this.names;
     await next.load(paths, exclude);
     let kept = false;
     for (const f of next.failures) {
@@ -202,6 +242,7 @@ export class Registry {
     this.inputOwners = undefined;
     this.contested.clear();
     for (const [k, v] of next.contested) this.contested.set(k, v);
+    this.shown = undefined;
     this.sourcePaths = next.sourcePaths;
     return changed;
   }
@@ -349,5 +390,6 @@ export class Registry {
       const checkResult = manifest.outputSchema ? () => (checker ??= resultValidator(manifest, patterns)) : undefined;
       this.tools.set(manifest.name, { manifest, extension: ext, validate: validators[i], checkResult });
     }
+    this.shown = undefined;
   }
 }

@@ -24,7 +24,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
     operator: {
-      policy: { mode: registry.policy.grants.mode }, commands: registry.policy.commands, net: registry.policy.net,
+      policy: { mode: registry.policy.grants.mode }, toolNames: registry.naming, commands: registry.policy.commands, net: registry.policy.net,
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
       // Names, variables, hosts, headers and formats: never a value (capabilities/secrets/secrets.ts).
       // Each with the grants that may use it (`secrets = [...]` in [grants."<key>"]): nobody else, in every mode.
@@ -44,6 +44,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         description: t.description,
         exposeAsTool: t.exposeAsTool,
         loaded: registry.tools.get(t.name)?.extension === ext,
+        // The name MCP clients see it by ([mcp] toolNames), or null when it is not advertised.
+        advertisedAs: (t.exposeAsTool && registry.tools.get(t.name)?.extension === ext && registry.advertised().asShown.get(t.name)) || null,
         // Every file that defines this name when more than one does (none of them serves it), else null.
         contested: registry.contested.get(t.name) ?? null,
         timeoutMs: t.timeoutMs ?? null,

@@ -2,7 +2,7 @@
 // no restart. A change is read whole (the same reader and messages as at start); a file that does not read keeps
 // the previous settings in force and says why. What applies live: [policy], [grants], [commands], [scripting],
 // [net] and [limits] (new guests: every guest is replaced once its current call ends, so that env and memory
-// limits apply; a call in flight is never cut), `extensions`
+// limits apply; a call in flight is never cut), [mcp] (but stateKeyFile), `extensions`
 // and `exclude` (the registry reloads). A change that takes authority away applies to what runs too (a
 // revocation): commands running under a command grant the new settings do not cover, or of an extension the new
 // `extensions` no longer loads, are stopped, one-shot and persistent (capabilities/commands/commands.ts stillCovered
@@ -49,11 +49,13 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
         host.notice('error', `${(e as Error).message}; the previous settings stay in force`);
         return;
       }
-      const before = JSON.stringify(host.listTools());
+      const before = JSON.stringify(host.allTools());
       const prev = config.current;
-      const needRestart = RESTART_SECTIONS.filter((s) => JSON.stringify(prev.policy[s]) !== JSON.stringify(next.policy[s]));
-      if (JSON.stringify(prev.http) !== JSON.stringify(next.http)) needRestart.push('http' as never);
+      const needRestart: string[] = RESTART_SECTIONS.filter((s) => JSON.stringify(prev.policy[s]) !== JSON.stringify(next.policy[s])).map((s) => `[${s}]`);
+      if (JSON.stringify(prev.http) !== JSON.stringify(next.http)) needRestart.push('[http]');
+      if (prev.mcp.stateKeyFile !== next.mcp.stateKeyFile) needRestart.push('[mcp] stateKeyFile');
       host.registry.applyPolicy(next.policy);
+      host.settings = next.mcp; // pages, tool names, cache hints and tasks, from the next request on
       config.current = next;
       try {
         if (JSON.stringify([prev.extensions, prev.exclude]) !== JSON.stringify([next.extensions, next.exclude])) {
@@ -77,8 +79,8 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
       );
       if (stopped.length) host.notice('info', `stopped ${stopped.length} command(s) the new settings no longer grant: ${stopped.join(', ')}`);
       host.notice('info', `${config.file} changed: the new settings apply from the next call` +
-        (needRestart.length ? `; [${needRestart.join('], [')}] take effect after a restart` : ''));
-      if (JSON.stringify(host.listTools()) !== before) toolsChanged();
+        (needRestart.length ? `; ${needRestart.join(', ')} take effect after a restart` : ''));
+      if (JSON.stringify(host.allTools()) !== before) toolsChanged();
     });
   };
   const name = basename(config.file);

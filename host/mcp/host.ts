@@ -1,9 +1,20 @@
 // One MCP server's host: the registry's tools, the sessions they run in, and kiln's own tools (kiln_extensions,
-// kiln_close_session, run_script), as the MCP side sees them: listTools, callTool (never throws: a failure is an
-// error result) and kiln's notices. Every transport (stdio, HTTP) and every protocol feature (lean calls,
-// watching, config changes) works on this one object; none of them is imported here.
+// kiln_close_session, run_script), as the MCP side sees them: listTools (by pages), callTool (never throws: a
+// failure is an error result) and kiln's notices. Every transport (stdio, HTTP), protocol revision and protocol
+// feature (lean calls, watching, config changes) works on this one object; none of them is imported here.
+//
+// Invariants:
+//  - Tools are listed in one stable order (kiln's own, then the rest by advertised name) and paged by a cursor
+//    naming the last tool of the page before, so a client walking the pages while the tools change never sees
+//    one twice; a cursor kiln did not make is refused (InvalidCursorError).
+//  - A tool is called by the name it is advertised as ([mcp] toolNames: extensions/tool-names.ts), or by its
+//    own name when it is advertised at all; a tool whose advertised name collides is not served to clients.
+//  - A call names its kiln session in `_meta.session`; one that names none runs in the transport's default
+//    session, or, where there is none (a 2026-07-28 HTTP request), in a session of its own that ends with it.
+import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
 import { KilnError, ToolError } from '../errors.js';
+import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
 import { guestLog } from '../untrusted/terminal.js';
 import type { Registry } from '../extensions/registry.js';
 import type { ToolEntry } from '../extensions/loaded.js';
@@ -58,8 +69,30 @@ export const RUN_SCRIPT_TOOL = {
 
 export type NoticeLevel = 'info' | 'warning' | 'error';
 
-/** The queue of a session's scripts (they run in a guest of their own). */
+/** kiln's own tools, listed first, in this order. */
+const OWN_TOOLS = [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL];
 
+/** A tools/list cursor kiln did not make. */
+export class InvalidCursorError extends KilnError {
+  override name = 'InvalidCursorError';
+}
+
+/** The `_meta` key of an advertised tool naming the tool it stands for, when the two differ. */
+export const TOOL_NAME_META = 'kiln/name';
+
+/** What the transport says about one call. */
+export interface CallOptions {
+  /** Aborted when the client cancels the call or goes away; the call's guest is then stopped. */
+  signal?: AbortSignal;
+  /** Sends a notification about this request (progress, when `_meta` carries a progressToken). */
+  notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>;
+  /** The session of a call that names none in `_meta.session`; null: a session of its own, ended with the call. */
+  session?: string | null;
+  /** How to ask this request's client for approvals (mcp/elicit.ts, mcp/approval-round.ts). */
+  via?: AskVia;
+  /** Also told the log lines of the call's session while the call runs (2026-07-28: logs go with a request). */
+  log?: (source: string, level: string, message: string) => void;
+}
 
 export class McpHost {
   readonly sessions: Sessions;
@@ -74,6 +107,9 @@ export class McpHost {
   };
   /** Also told every guest log line, with its session (the MCP logging capability). */
   onGuestLog: ((session: string, source: string, level: string, message: string) => void) | undefined;
+  /** The log sink of the call running now in each guest, by session and queue unit (CallOptions.log): calls to
+   *  one guest run one at a time, so what it logs meanwhile is that call's. */
+  private readonly callLogs = new Map<string, NonNullable<CallOptions['log']>>();
   /** Also told every message of kiln's own (`notice`): the transports send it to their clients. */
   onNotice: ((level: NoticeLevel, text: string) => void) | undefined;
 
@@ -99,6 +135,7 @@ export class McpHost {
         const source = ext.artifact.manifest.source.name;
         for (const line of guestLog([session, source], level, message)) this.log(line);
         this.onGuestLog?.(session, source, level, message);
+        this.callLogs.get(logKey(session, ext.hostKind === 'script' ? SCRIPT_UNIT : ext.file))?.(source, level, message);
       },
       registry.policy, registry.policy.sessions,
     );
@@ -108,7 +145,34 @@ export class McpHost {
     this.scripts = new ScriptRunner(registry);
   }
 
-  listTools(): Tool[] {
+  /** [mcp]: page size, tool names, cache hints, tasks (applied live by mcp/config-watch.ts). */
+  get settings(): McpSettings {
+    return this.mcp;
+  }
+  set settings(next: McpSettings) {
+    this.mcp = next;
+    this.registry.setNaming(next.toolNames);
+  }
+  private mcp: McpSettings = DEFAULT_MCP;
+
+  /** One page of the tools (`pageSize` of them: [mcp] pageSize; 0, all), from after `cursor`. */
+  listTools(cursor?: string, pageSize = this.mcp.pageSize): { tools: Tool[]; nextCursor?: string } {
+    const all = this.allTools();
+    let start = 0;
+    if (cursor !== undefined) {
+      const after = readCursor(cursor);
+      const own = OWN_TOOLS.findIndex((t) => t.name === after);
+      // kiln's own first, in their order; then by name: the first tool past the cursor's name.
+      start = own >= 0 ? own + 1 : OWN_TOOLS.length + countBelow(all.slice(OWN_TOOLS.length), after);
+    }
+    if (pageSize === 0) return { tools: all.slice(start) };
+    const tools = all.slice(start, start + pageSize);
+    const more = start + pageSize < all.length;
+    return more ? { tools, nextCursor: makeCursor(tools[tools.length - 1].name) } : { tools };
+  }
+
+  /** Every tool, as listed: kiln's own, then the exposed tools by advertised name. */
+  allTools(): Tool[] {
     // What a tool can reach is what it and the tools it may call through plugins[...] (its file's, and those
     // its allow.tools names, transitively: capabilities/tools/tools.ts) may come to use (policy/grants.ts withinReach).
     const memo = new Map<ToolEntry, Authority>();
@@ -130,10 +194,12 @@ export class McpHost {
         fsWrite: all.some((a) => a['fs.write'].length > 0),
       };
     };
+    const { asShown } = this.registry.advertised();
     const tools = [...this.registry.tools.values()]
-      .filter((t) => t.manifest.exposeAsTool)
+      .filter((t) => t.manifest.exposeAsTool && asShown.has(t.manifest.name))
       .map(({ manifest: m }): Tool => ({
-        name: m.name,
+        name: asShown.get(m.name)!,
+        ...(asShown.get(m.name) !== m.name ? { _meta: { [TOOL_NAME_META]: m.name } } : {}),
         ...(m.title !== undefined ? { title: m.title } : {}),
         description: m.description,
         inputSchema: (m.inputSchema ?? { type: 'object' }) as Tool['inputSchema'],
@@ -143,24 +209,36 @@ export class McpHost {
           ...annotations(m, reachOf(m.name)),
         },
       }));
-    return [AUDIT_TOOL, CLOSE_SESSION_TOOL, RUN_SCRIPT_TOOL, ...tools];
+    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...OWN_TOOLS, ...tools];
   }
 
-  /** `signal`: aborted when the client cancels the call or goes away; the call's guest is then stopped.
-   *  `notify`: sends a notification about this request (progress, when `meta` carries a progressToken).
-   *  `via`: how to ask this request's client for approvals (`askVia`). */
-  async callTool(
-    name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined,
-    signal?: AbortSignal, notify?: (n: { method: 'notifications/progress'; params: ProgressParams }) => Promise<void>,
-    defaultSession = 'default', via?: AskVia,
-  ): Promise<ToolResult> {
-    const cancel = signal; // the SDK's: aborted when the client cancels the call or goes away
+  /** The loaded tool a client's `name` stands for: its advertised name, or its own name when it is advertised. */
+  private toolNamed(name: string): string | undefined {
+    const { toTool, asShown } = this.registry.advertised();
+    return toTool.get(name) ?? (asShown.has(name) ? name : undefined);
+  }
+
+  /** Call tool `name` (as the client names it) with `args`; `meta`: the request's `_meta` (session, progressToken). */
+  async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<ToolResult> {
+    const { signal: cancel, notify, via } = opts;
     const token = meta?.progressToken;
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
       : undefined;
+    const named = typeof meta?.session === 'string' ? meta.session : opts.session === undefined ? 'default' : opts.session;
+    const sessionName = named ?? `call:${randomUUID()}`;
+    // While it runs (not while it waits its turn), the call's guest's log lines go with it.
+    const logged = <T>(unit: string, run: () => Promise<T>): Promise<T> => {
+      const sink = opts.log;
+      if (!sink) return run();
+      const key = logKey(sessionName, unit);
+      this.callLogs.set(key, sink);
+      return run().finally(() => {
+        if (this.callLogs.get(key) === sink) this.callLogs.delete(key);
+      });
+    };
     try {
-      const sessionName = typeof meta?.session === 'string' ? meta.session : defaultSession;
       if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
       if (name === RUN_SCRIPT_TOOL.name) {
         // Always a protocol-level success: the script's own outcome is in `status`.
@@ -170,19 +248,22 @@ export class McpHost {
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
         if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
         const target = (a.session as string | undefined) ?? sessionName;
-        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via }), cancel));
+        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => logged(SCRIPT_UNIT, () => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via })), cancel));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
         const target = typeof args?.session === 'string' ? args.session : sessionName;
         return this.ok({ session: target, closed: this.sessions.close(target) });
       }
-      const entry = this.registry.tools.get(name);
+      const tool = this.toolNamed(name);
+      const entry = tool === undefined ? undefined : this.registry.tools.get(tool);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
-      return this.ok(await this.sessions.run(sessionName, entry.extension.file, (session) => callTool(this.registry, session, name, args ?? {}, cancel, progress, via), cancel), `tool "${name}"`);
+      const unit = entry.extension.file;
+      return this.ok(await this.sessions.run(sessionName, unit, (session) => logged(unit, () => callTool(this.registry, session, tool!, args ?? {}, cancel, progress, via)), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     } finally {
       progress?.close();
+      if (named === null) this.sessions.close(sessionName); // a call's own session ends with it
     }
   }
 
@@ -191,3 +272,32 @@ export class McpHost {
   }
 }
 
+
+const logKey = (session: string, unit: string) => `${session}\u0000${unit}`;
+
+/** A cursor naming the last tool of a page: base64url JSON, so a client treats it as opaque. */
+function makeCursor(after: string): string {
+  return Buffer.from(JSON.stringify({ after })).toString('base64url');
+}
+
+function readCursor(cursor: string): string {
+  try {
+    const after = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))?.after;
+    if (typeof after === 'string' && makeCursor(after) === cursor) return after;
+  } catch {
+    // below
+  }
+  throw new InvalidCursorError(`tools/list: the cursor ${JSON.stringify(cursor.slice(0, 80))} is not one kiln gave (start again without a cursor)`);
+}
+
+/** How many of `sorted` (tools by name) have a name up to and including `name`. */
+function countBelow(sorted: Tool[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid].name <= name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,5 +1,9 @@
-// `kiln mcp --http HOST:PORT`: the MCP server over Streamable HTTP, the SDK's web-standard transport behind
-// node:http. One MCP server object per MCP session, all on one McpHost (one registry, one set of sessions).
+// `kiln mcp --http HOST:PORT`: the MCP server over Streamable HTTP at /mcp, both protocol eras on one
+// endpoint. A request carrying an `Mcp-Session-Id`, or none and no 2026-07-28 envelope (`initialize`, 2025
+// GET/DELETE), is 2025-era: one MCP server object per MCP session (the SDK's web-standard transport, with an
+// event store so a broken stream resumes from `Last-Event-ID`). A request carrying the envelope is 2026-07-28:
+// answered by a server object made for it alone (the SDK's createMcpHandler), no transport session. All on
+// one McpHost (one registry, one set of sessions).
 //
 // Invariants (each checked before the SDK sees the request):
 //  - The Host header names the address kiln listens on (for a loopback address also localhost, 127.0.0.1 and
@@ -8,19 +12,25 @@
 //  - Every request carries `Authorization: Bearer <token>`, compared in constant time (401). The token comes
 //    from KILN_TOKEN or [http] token; on a loopback address without one, kiln makes one for this run and
 //    prints it; on any other address it refuses to start.
-//  - A request body is at most MAX_BODY_BYTES (413); at most [sessions] maxSessions MCP sessions are open
-//    (503); an MCP session idle for [sessions] idleTtlMs is closed, and with it its kiln session.
-//  - Each MCP session is a kiln session named by its id, unless a call names another in _meta.session.
+//  - A request body is at most MAX_BODY_BYTES, however it is sent (413); at most [sessions] maxSessions MCP
+//    sessions are open (503); an MCP session idle for [sessions] idleTtlMs is closed, and with it its kiln
+//    session. A 2026-07-28 request opens no MCP session.
+//  - A 2025 call naming no `_meta.session` runs in the kiln session named by its MCP session's id; a 2026 call
+//    naming none, in a session of its own that ends with the call.
 //  - SIGTERM/SIGINT: the listener closes, every MCP session closes, every child process is killed, exit.
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { Readable } from 'node:stream';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { createHash } from 'node:crypto';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
 import { KilnError, UsageError } from '../errors.js';
 import type { Registry } from '../extensions/registry.js';
+import { SessionEvents } from './event-store.js';
 import { McpHost } from './host.js';
-import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type WatchOptions } from './server.js';
+import { readStateKeys, RequestStates } from './request-state.js';
+import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type ServerSetup, type WatchOptions } from './server.js';
+import { Tasks } from './tasks.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -68,18 +78,38 @@ function refuseToken(res: ServerResponse, authorization: string | undefined): vo
   refuse(res, 401, "the bearer token is not this server's (KILN_TOKEN or [http] token)", { 'www-authenticate': 'Bearer error="invalid_token"' });
 }
 
-function toWebRequest(req: IncomingMessage, res: ServerResponse): Request {
+/** A request's body, at most `max` bytes however it is sent (a length, or chunks); undefined past it. */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.pause();
+        return resolve(undefined);
+      }
+      parts.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts)));
+    req.on('error', reject);
+  });
+}
+
+/** The web Request the SDK's transports take: `body` (read already, bounded), and a signal aborted when the
+ *  client goes away (a 2026 call is cancelled so; a 2025 stream just closes). */
+function toWebRequest(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): Request {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const init: RequestInit & { duplex?: 'half' } = { method: req.method, headers, signal: ac.signal };
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    init.body = Readable.toWeb(req) as ReadableStream;
-    init.duplex = 'half';
-  }
+  const init: RequestInit = { method: req.method, headers, signal: ac.signal };
+  if (body !== undefined && req.method !== 'GET' && req.method !== 'HEAD') init.body = body as unknown as BodyInit;
   return new Request(new URL(req.url ?? '/', 'http://kiln'), init);
 }
+
+/** Who holds a bearer token, as requestState and tasks name them: a digest, never the token. */
+export const principalOf = (token: string): string => createHash('sha256').update(`bearer:${token}`).digest('hex').slice(0, 16);
 
 async function writeWebResponse(res: ServerResponse, r: Response): Promise<void> {
   res.writeHead(r.status, Object.fromEntries(r.headers));
@@ -113,7 +143,7 @@ interface Connection {
   lastSeen: number;
 }
 
-export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP, watch?: WatchOptions): Promise<void> {
+export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP, mcpSettings: McpSettings = DEFAULT_MCP, watch?: WatchOptions): Promise<void> {
   const { host: address, port } = parseListen(listen);
   let token = process.env.KILN_TOKEN || settings.token;
   if (!token && !isLoopback(address)) {
@@ -125,6 +155,14 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     log(`kiln: no token configured (KILN_TOKEN or [http] token); this run's token: ${token}`);
   }
   const mcp = new McpHost(registry, log);
+  mcp.settings = mcpSettings;
+  const keys = readStateKeys(process.env.KILN_STATE_KEY, mcpSettings.stateKeyFile);
+  if (!keys) log('kiln: no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart');
+  const setup: ServerSetup = {
+    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(),
+    stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
+  };
+  const principal = principalOf(token);
   const connections = new Map<string, Connection>();
   mcp.onGuestLog = (session, logger, level, data) => {
     const c = connections.get(session);
@@ -133,9 +171,14 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   mcp.onNotice = (level, text) => {
     for (const c of connections.values()) sendNotice(c.server, level, text);
   };
+  // 2026-07-28: one server object per request, made here (mcp/server.ts), on no transport session.
+  const modern = createMcpHandler(({ authInfo }) => mcpServer(setup, { era: 'modern', principal: authInfo?.clientId ?? principal, defaultSession: () => null }), {
+    legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES, onerror: (e) => log(`kiln: mcp: ${e.message}`),
+  });
   if (watch) {
     await startWatching(mcp, watch, () => {
       for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
+      modern.notify.toolsChanged(); // to 2026-07-28 clients' subscriptions/listen streams
     });
   }
   const origins = new Set(settings.allowedOrigins);
@@ -147,12 +190,14 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: MAX_BODY_BYTES,
+      eventStore: new SessionEvents(), // every event has an id; a broken stream resumes with Last-Event-ID
+      retryInterval: 1000,
       onsessioninitialized: (sid) => {
         id = sid;
         connections.set(sid, c);
       },
     });
-    const server = mcpServer(mcp, version, () => id ?? 'default', watch !== undefined);
+    const server = mcpServer(setup, { era: 'legacy', principal, defaultSession: () => id ?? 'default' });
     const c: Connection = { transport, server, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now() };
     transport.onclose = () => {
       if (id === undefined) return;
@@ -169,15 +214,27 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     if (!bearerMatches(req.headers.authorization, token!)) return refuseToken(res, req.headers.authorization);
     if (new URL(req.url ?? '/', 'http://kiln').pathname !== '/mcp') return refuse(res, 404, 'the MCP endpoint is /mcp');
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
+    const body = req.method === 'POST' ? await readBody(req, MAX_BODY_BYTES) : undefined;
+    if (req.method === 'POST' && body === undefined) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
+    let parsedBody: unknown;
+    try {
+      parsedBody = body?.length ? JSON.parse(body.toString('utf8')) : undefined;
+    } catch {
+      // not JSON: the transport answers it
+    }
+    const web = toWebRequest(req, res, body);
     const sid = req.headers['mcp-session-id'];
     let c = typeof sid === 'string' ? connections.get(sid) : undefined;
     if (!c) {
       if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, or the server restarted): initialize again');
+      if (!(await isLegacyRequest(web, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }))) {
+        return writeWebResponse(res, await modern.fetch(web, { parsedBody, authInfo: { token: '', clientId: principal, scopes: [] } }));
+      }
       if (connections.size >= maxSessions) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions; retry later or raise [sessions] maxSessions`);
       c = await open();
     }
     c.lastSeen = Date.now();
-    await writeWebResponse(res, await c.transport.handleRequest(toWebRequest(req, res)));
+    await writeWebResponse(res, await c.transport.handleRequest(web, { parsedBody }));
   };
 
   const http = createServer((req, res) => {
@@ -209,6 +266,8 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     http.close();
     http.closeAllConnections();
     for (const c of connections.values()) void c.transport.close();
+    void modern.close();
+    setup.tasks.closeAll();
     mcp.close();
     process.exit(0);
   };

@@ -62,8 +62,9 @@ function inSchemaOrder(r: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-/** Install the lean path on a connected `server`'s `transport` (after `server.connect`). */
-export function leanToolCalls(server: Server, transport: Transport, host: McpHost): void {
+/** Install the lean path on a connected `server`'s `transport` (after `server.connect`). `gone`: aborted when
+ *  the connection's input ends (a question to its client can no longer be answered). */
+export function leanToolCalls(server: Server, transport: Transport, host: McpHost, gone?: AbortSignal): void {
   const sdk = transport.onmessage;
   const sdkClose = transport.onclose;
   if (!sdk) return;
@@ -91,7 +92,7 @@ export function leanToolCalls(server: Server, transport: Transport, host: McpHos
     const abort = new AbortController();
     calls.set(call.id, abort);
     const notify = (n: { method: string; params: unknown }) => (calls.get(call.id) === abort ? transport.send({ jsonrpc: '2.0', ...n }) : Promise.resolve());
-    const result = await host.callTool(call.name, call.args, call.meta, abort.signal, notify as never, undefined, askVia(server, call.id));
+    const result = await host.callTool(call.name, call.args, call.meta, { signal: abort.signal, notify: notify as never, via: askVia(server, call.id, gone) });
     if (calls.get(call.id) !== abort) return; // cancelled, or the connection closed: no answer
     calls.delete(call.id);
     await transport.send({ result: inSchemaOrder(result), jsonrpc: '2.0', id: call.id }).catch(() => {});

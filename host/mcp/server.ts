@@ -1,18 +1,37 @@
-// `kiln mcp`: the loaded tools as an MCP server over stdio. stdout carries only the protocol; everything
-// else (guest logs, load failures) goes to stderr. The server exits when stdin closes or on SIGTERM/SIGINT.
-import { Server } from '@modelcontextprotocol/server';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+// One MCP server object (the SDK's low-level Server) on McpHost's tools, for one protocol era: "legacy" speaks
+// 2024-11-05 to 2025-11-25 (initialize, sessions, server-to-client requests), "modern" speaks 2026-07-28 (no
+// handshake: protocol version and client capabilities in every request's `_meta`, server/discover, results
+// with `resultType`, approvals as multi round-trip requests, the Tasks extension). The serving entries
+// (mcp/stdio.ts, mcp/http.ts) choose the era per connection or request; this module never guesses it. Also
+// what both transports write besides answers: stderr, guest logs and kiln's notices as notifications.
+//
+// Invariants:
+//  - A kiln session is a handle the client carries (`_meta.session`), never the transport's: a call naming none
+//    runs in the connection's default session (stdio: "default"; 2025 HTTP: its MCP session), and a 2026 HTTP
+//    call naming none in a session of its own that ends with it.
+//  - On modern, an approval is a round (mcp/approval-round.ts): asked only of a client whose request declares
+//    elicitation, bound by a signed state to the principal, session, tool and arguments of the call.
+//  - A modern call becomes a task (mcp/tasks.ts) only for a client whose request declares the Tasks extension,
+//    only while it has not asked a question as a round, and then runs under the task's signal, not the request's.
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type LoggingLevel, type ServerContext, type StandardSchemaV1 } from '@modelcontextprotocol/server';
+import { CallStoppedError } from '../errors.js';
 import { LogLimiter } from '../untrusted/log-limiter.js';
 import { stderrText } from '../untrusted/terminal.js';
-import type { Registry } from '../extensions/registry.js';
+import type { AskVia } from '../policy/approvals/gate.js';
 import type { ConfigWatch } from './config-watch.js';
-import { McpHost, type NoticeLevel } from './host.js';
+import { InvalidCursorError, type McpHost, type NoticeLevel } from './host.js';
 import { leanToolCalls } from './lean-call.js';
-import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 import { askVia } from './elicit.js';
+import { answerOf, invalidState, Round } from './approval-round.js';
+import { argumentsDigest, StateRefusedError, type RequestStates, type StateAnswer, type StateBinding } from './request-state.js';
+import { TASKS_EXTENSION, type Tasks } from './tasks.js';
+
+/** The protocol revision of the modern era. */
+export const MODERN_REVISION = '2026-07-28';
+export type Era = 'legacy' | 'modern';
 
 /** Guest console levels as MCP logging levels. */
-const MCP_LEVEL: Record<string, 'debug' | 'info' | 'warning' | 'error'> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
+const MCP_LEVEL: Record<string, LoggingLevel> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
 /** The logger name of kiln's own notifications/message; a guest's logger is its source file's name. */
 const KILN_LOGGER = 'kiln';
 
@@ -39,30 +58,184 @@ export function stderrLog(): (line: string) => void {
   return (line) => limiter.write(null, line);
 }
 
-/** Answer a request line that was too large to read (see request-limit.ts). */
-function refuseOversize(id: string | number | null, bytes: number): void {
-  const error = { code: -32600, message: `request of ${bytes} bytes refused: kiln reads MCP messages of at most ${MAX_REQUEST_BYTES} bytes` };
-  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error }) + '\n');
+/** What every server object of one `kiln mcp` shares. */
+export interface ServerSetup {
+  host: McpHost;
+  version: string;
+  /** Whether clients are told when the tools change (kiln watches sources or its config). */
+  listChanged: boolean;
+  /** The requestState codec of modern approvals. */
+  states: RequestStates;
+  /** The tasks of modern calls. */
+  tasks: Tasks;
+  /** Told why a requestState was refused (the audit log). */
+  stateRefused?: (reason: string, tool: string) => void;
 }
 
-/** One MCP server (the protocol side of one connection) on `host`'s tools. A call that names no
- *  `_meta.session` runs in session `defaultSession()`: "default" over stdio, the MCP session over HTTP. */
-export function mcpServer(host: McpHost, version: string, defaultSession: () => string = () => 'default', listChanged = false): Server {
+/** What one connection (stdio) or request (modern HTTP) brings. */
+export interface Connection {
+  era: Era;
+  /** Who is calling: requestState and tasks are bound to it. */
+  principal: string;
+  /** The session of a call that names none; null: a session of its own, ended with the call. */
+  defaultSession: () => string | null;
+  /** The lean tools/call path (lean-call.ts), on a legacy stdio connection. */
+  lean?: boolean;
+  /** Aborted when the connection's input ends: questions put to its client can no longer be answered. */
+  gone?: AbortSignal;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A Server that may install kiln's lean tools/call path on the transport it is connected to. */
+class KilnServer extends Server {
+  afterConnect?: (transport: Parameters<Server['connect']>[0]) => void;
+
+  override async connect(transport: Parameters<Server['connect']>[0]): Promise<void> {
+    await super.connect(transport);
+    this.afterConnect?.(transport);
+  }
+}
+
+/** A params schema (Standard Schema) for the tasks/* requests: `{ taskId: string }` and anything else. */
+const TASK_PARAMS: StandardSchemaV1<unknown, { taskId: string }> = {
+  '~standard': {
+    version: 1, vendor: 'kiln',
+    validate: (v) => (isRecord(v) && typeof v.taskId === 'string' ? { value: v as { taskId: string } } : { issues: [{ message: 'taskId must be a string' }] }),
+  },
+};
+
+/** The client capabilities a modern request declares. */
+function declared(ctx: ServerContext): Record<string, unknown> | undefined {
+  const caps = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof NonNullable<ServerContext['mcpReq']['envelope']>];
+  return isRecord(caps) ? caps : undefined;
+}
+
+const declaresTasks = (ctx: ServerContext) => isRecord(declared(ctx)?.extensions) && isRecord((declared(ctx)!.extensions as Record<string, unknown>)[TASKS_EXTENSION]);
+
+/** The MCP server of one connection, in one era. */
+export function mcpServer(setup: ServerSetup, c: Connection): Server {
+  const { host } = setup;
   // With nothing loaded, the client's first answer says why (the same text reaches it as a notice).
   const instructions = host.registry.extensions.length === 0
     ? host.startupNotices().map((n) => stderrText(n.text)).join('\n') || undefined
     : undefined;
-  const server = new Server({ name: 'kiln', version }, { capabilities: { tools: listChanged ? { listChanged: true } : {}, logging: {} }, instructions });
-  // A client learns at once what did not load (it has no other way to see the server's stderr).
+  const modern = c.era === 'modern';
+  const ttl = { ttlMs: host.settings.listTtlMs, cacheScope: 'private' as const };
+  const server = new KilnServer({ name: 'kiln', version: setup.version }, {
+    capabilities: {
+      tools: setup.listChanged ? { listChanged: true } : {},
+      logging: {},
+      ...(modern && host.settings.tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+    },
+    instructions,
+    cacheHints: { 'tools/list': ttl, 'server/discover': ttl },
+    // A kiln bug that answered a 2025 request with input_required must fail loudly: the SDK's shim would run
+    // the handler again, and with it everything before the approval.
+    inputRequired: { legacyShim: false },
+  });
+  if (c.lean) server.afterConnect = (transport) => leanToolCalls(server, transport as never, host, c.gone);
+  // A client learns at once what did not load (2025: it has no other way to see the server's stderr).
   server.oninitialized = () => {
     for (const n of host.startupNotices()) sendNotice(server, n.level, n.text);
   };
-  server.setRequestHandler('tools/list', async () => ({ tools: host.listTools() }));
-  server.setRequestHandler('tools/call', async (req, ctx) =>
-    host.callTool(req.params.name, req.params.arguments as Record<string, unknown> | undefined, req.params._meta as Record<string, unknown> | undefined,
-      ctx.mcpReq.signal, (n) => ctx.mcpReq.notify(n), defaultSession(), askVia(server, ctx.mcpReq.id)),
-  );
+  server.setRequestHandler('tools/list', async (req) => {
+    try {
+      return host.listTools(req.params?.cursor);
+    } catch (e) {
+      if (e instanceof InvalidCursorError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, e.message);
+      throw e;
+    }
+  });
+  server.setRequestHandler('tools/call', async (req, ctx) => {
+    const args = req.params.arguments as Record<string, unknown> | undefined;
+    const meta = req.params._meta as Record<string, unknown> | undefined;
+    const notify = (n: { method: 'notifications/progress'; params: unknown }) => ctx.mcpReq.notify(n as never);
+    if (!modern) return host.callTool(req.params.name, args, meta, { signal: ctx.mcpReq.signal, notify, session: c.defaultSession(), via: askVia(server, ctx.mcpReq.id, c.gone) });
+    return modernCall(setup, c, req.params.name, args, meta, ctx);
+  });
+  if (modern && host.settings.tasks) {
+    const own = (ctx: ServerContext) => {
+      if (!declaresTasks(ctx)) {
+        throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+      }
+    };
+    server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.get(p.taskId, c.principal)) as never);
+    server.setRequestHandler('tasks/update', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.update(p.taskId, c.principal, ctx.mcpReq.inputResponses)) as never);
+    server.setRequestHandler('tasks/cancel', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.cancel(p.taskId, c.principal)) as never);
+  }
   return server;
+}
+
+/** A tools/call on 2026-07-28: its session handle, its approvals as rounds, its logs with the request, and,
+ *  for a client declaring the Tasks extension, a task when it runs longer than [mcp] taskAfterMs. */
+async function modernCall(setup: ServerSetup, c: Connection, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> {
+  const { host } = setup;
+  const named = typeof meta?.session === 'string' ? meta.session : undefined;
+  const session = named ?? c.defaultSession();
+  const binding: StateBinding = { principal: c.principal, session: session ?? '', tool: name, args: argumentsDigest(args) };
+  // The answers of the earlier rounds, when this call retries one (a state that opens, for exactly this call).
+  let answers: [string, StateAnswer][] = [];
+  const state = ctx.mcpReq.requestState();
+  if (state !== undefined) {
+    let payload;
+    try {
+      payload = await setup.states.open(state, binding);
+    } catch (e) {
+      if (!(e instanceof StateRefusedError)) throw e;
+      setup.stateRefused?.(e.reason, name);
+      throw invalidState();
+    }
+    answers = [...payload.ok, [payload.ask.key, answerOf(ctx.mcpReq.inputResponses, payload.ask)]];
+  }
+  // The call's own signal: the request's until it becomes a task; a round asking a human stops it.
+  const stop = new AbortController();
+  let task: ReturnType<Tasks['create']>;
+  const onRequestGone = () => {
+    if (!task) stop.abort(ctx.mcpReq.signal.reason);
+  };
+  if (ctx.mcpReq.signal.aborted) onRequestGone();
+  else ctx.mcpReq.signal.addEventListener('abort', onRequestGone, { once: true });
+  const caps = declared(ctx);
+  const round = isRecord(caps?.elicitation)
+    ? new Round(answers, () => stop.abort(new CallStoppedError('a human is asked first; the client calls again with the answer (MCP 2026-07-28)')))
+    : undefined;
+  const via: AskVia = round
+    ? { round, sessionOutlivesCall: session !== null }
+    : { cannotAsk: 'this MCP client cannot be asked (its request does not declare the elicitation capability)' };
+  // Logs go with the request, when its envelope asks for them (2026-07-28 has no logging/setLevel).
+  const level = ctx.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof NonNullable<ServerContext['mcpReq']['envelope']>];
+  const log = level === undefined ? undefined : (source: string, lvl: string, message: string) => {
+    if (!task) void ctx.mcpReq.log(MCP_LEVEL[lvl] ?? 'info', message, source === KILN_LOGGER ? `./${source}` : source).catch(() => {});
+  };
+  const call = host.callTool(name, args, meta, {
+    signal: stop.signal, session,
+    notify: (n) => (task ? Promise.resolve() : ctx.mcpReq.notify(n as never)), // a task's progress is not sent (the request is over)
+    via, log,
+  });
+  const settings = host.settings;
+  if (settings.tasks && declaresTasks(ctx)) {
+    let timer: NodeJS.Timeout | undefined;
+    const later = new Promise<'later'>((resolve) => (timer = setTimeout(() => resolve('later'), settings.taskAfterMs)));
+    const first = await Promise.race([call, later]);
+    clearTimeout(timer);
+    if (first === 'later' && !round?.pending && !stop.signal.aborted) {
+      task = setup.tasks.create(c.principal, settings.taskTtlMs, stop);
+      if (task) {
+        const t = task.task;
+        // From now on its questions go through the task (tasks/get shows them, tasks/update answers them); the
+        // answers a retry brought still count.
+        if (round) via.ask = setup.tasks.asker(t);
+        ctx.mcpReq.signal.removeEventListener('abort', onRequestGone);
+        call.then((result) => setup.tasks.settle(t, { result: result as CallToolResult }), (error) => setup.tasks.settle(t, { error }));
+        return task.handle;
+      }
+    }
+  }
+  const result = await call;
+  ctx.mcpReq.signal.removeEventListener('abort', onRequestGone);
+  if (round?.pending) return round.result(setup.states, binding, host.registry.approvals.settings.timeoutMs);
+  return result as CallToolResult;
 }
 
 /** A guest's log line as notifications/message on `server`, at or above the level its client set (the SDK
@@ -115,30 +288,4 @@ export async function startWatching(host: McpHost, watch: WatchOptions, toolsCha
     const { watchConfig } = await import('./config-watch.js');
     watchConfig(host, config, toolsChanged);
   }
-}
-
-export async function serveStdio(registry: Registry, version: string, watch?: WatchOptions): Promise<void> {
-  const log = stderrLog();
-  const host = new McpHost(registry, log);
-  const server = mcpServer(host, version, undefined, watch !== undefined);
-  const sendGuestLog = guestLogSender(server, () => process.stdout.writableLength);
-  host.onGuestLog = (_session, logger, level, data) => sendGuestLog(logger, level, data);
-  host.onNotice = (level, text) => sendNotice(server, level, text);
-  if (watch) await startWatching(host, watch, () => void server.sendToolListChanged().catch(() => {}));
-  let closing = false;
-  const shutdown = (code: number) => {
-    if (closing) return;
-    closing = true;
-    host.close();
-    process.exit(code);
-  };
-  process.stdin.on('end', () => shutdown(0));
-  process.stdin.on('close', () => shutdown(0));
-  process.on('SIGTERM', () => shutdown(0));
-  process.on('SIGINT', () => shutdown(0));
-  process.on('exit', () => host.close()); // last resort: no process group outlives the server
-  const input = process.stdin.pipe(new RequestLineLimit(MAX_REQUEST_BYTES, refuseOversize));
-  const transport = new StdioServerTransport(input, process.stdout);
-  await server.connect(transport);
-  leanToolCalls(server, transport, host); // plain tools/call without the SDK's per-request work (lean-call.ts)
 }

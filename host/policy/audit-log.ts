@@ -60,17 +60,21 @@ export type AuditRecord =
   | (AuditSubject & { type: 'call'; phase: 'start' })
   | (AuditSubject & { type: 'call'; phase: 'end'; durationMs: number; outcome: 'ok' | 'error'; error?: string })
   | (AuditSubject & { type: 'decision'; op: string; target: string; verdict: 'allow' | 'deny'; by: string; reason?: string; durationMs: number })
-  /** [approvals] (policy/approvals/gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
-   *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
-   *  error); an earlier answer that covered it ("remembered"); a required approval nobody could be asked for
-   *  ("unasked"). `target` is policy/approvals/question.ts `safeTarget`: no argument values. */
   /** A source whose (re)build would read a file a guest wrote through allow.fs was refused (extensions/registry.ts):
    *  `input` that file, `writtenBy` and `tool` who wrote it. */
   | { type: 'build'; extension: string; verdict: 'deny'; input: string; writtenBy: string; tool: string; reason: string }
+  /** [approvals] (policy/approvals/gate.ts): the rules' verdict and the rule that decided ("decision"); a human asked
+   *  ("asked") and their answer ("answered": once, session, always, decline, cancel, timeout, cancelled,
+   *  error, invalid); an earlier answer that covered it ("remembered"); a required approval nobody could be asked
+   *  for ("unasked"). `target` is policy/approvals/question.ts `safeTarget`: no argument values. */
   | (AuditSubject & {
     type: 'approval'; event: 'decision' | 'asked' | 'answered' | 'remembered' | 'unasked'; op: string; target: string;
     verdict?: 'allow' | 'require' | 'deny'; rule?: string; answer?: string; durationMs?: number;
+    /** Asked, or answered, as an MCP 2026-07-28 round (the call ended with the question; its retry answered it). */
+    round?: true;
   })
+  /** A retry's `requestState` (MCP 2026-07-28) that kiln refused, and why (mcp/request-state.ts StateRefusal). */
+  | { type: 'approval'; event: 'state-refused'; tool: string; reason: string }
   /** Decisions of one call that were counted, not written (`Coalescer`): `count` of them since the last such
    *  line, like the written decision with this op, target, verdict and rule; `target` "*": decisions of this
    *  op and verdict past its first TARGETS_PER_CALL[verdict] distinct targets (`by`: the first of them's).

@@ -1,6 +1,7 @@
 // CapabilityContext.approve: the [approvals] verdict for one operation (policy/approvals/rules.ts `decide`), and
-// when it is "require", a human asked through MCP elicitation (`elicitation/create`) on the connection that made
-// the call.
+// when it is "require", a human asked through the MCP client that made the call: on MCP 2025-11-25 with
+// `elicitation/create` on its connection (the call waits for the answer); on 2026-07-28 with a multi round-trip
+// request (`ApprovalRound`: the call ends with the question, and the client calls again with the answer).
 //
 // Invariants:
 //  - Nothing of the operation happens before `approve` resolves: capability code calls it after its own
@@ -24,6 +25,11 @@
 //    call being cancelled while asking are refusals.
 //  - While a human is asked, the call's deadline stands still (sessions/call.ts pauses it); the client can still
 //    cancel the call, and that ends the wait at once.
+//  - A round (2026-07-28) asks the same question with the same choices, and stops the call at once: nothing of
+//    it happens after the operation asked about. Its retry runs the handler from the top; each answer it carries
+//    covers one occurrence of its operation (as a 2025 answer covers the one operation asked about), and a call
+//    puts at most maxQuestionsPerCall questions over all its rounds. "For this session" is offered only where
+//    the session outlives the call.
 //  - There is no MCP tool, and no guest import, that adds to the session's answers or to the store: only a
 //    human's answer to kiln's own question does, and the store is a file only the operator (and kiln) writes.
 //  - The audit log gets one line per decision (with the rule), per question and per answer; never argv,
@@ -53,11 +59,29 @@ export interface ElicitAnswer {
 /** Sends one elicitation for the call being served (on its own connection and stream) and waits for the answer. */
 export type Asker = (form: ElicitForm, signal: AbortSignal) => Promise<ElicitAnswer>;
 
+/** MCP 2026-07-28's way to ask, for one call (a first call, or a retry carrying answers): the call ends with
+ *  the question, the client calls again with the answer, and the handler runs again from the top. */
+export interface ApprovalRound {
+  /** The answer this retry carries for the next occurrence of operation `key` (policy/approvals/keys.ts), taken
+   *  by this call: an accepted answer's kind, or why it is a refusal; undefined when it carries none. */
+  answered(key: string): AnswerKind | 'decline' | 'cancel' | 'invalid' | undefined;
+  /** Questions this call has put over all its rounds. */
+  readonly asked: number;
+  /** End the call with this question: it stops the call, so that nothing of it happens after this operation. */
+  ask(key: string, form: ElicitForm, offered: AnswerKind[]): void;
+}
+
 /** What an MCP call brings to approvals: how to ask its client, or why it cannot be asked. */
 export interface AskVia {
+  /** Ask and wait for the answer (2025-11-25 elicitation, a task's input). */
   ask?: Asker;
+  /** Ask by ending the call with the question (2026-07-28 multi round-trip requests). */
+  round?: ApprovalRound;
   /** Why nobody can be asked (shown in the refusal). */
   cannotAsk?: string;
+  /** False when the call's session ends with the call (a 2026-07-28 HTTP call naming no session): "for this
+   *  session" is then not offered. */
+  sessionOutlivesCall?: boolean;
 }
 
 /** What one call has spent (shared with the tools it calls through plugins[...]). */
@@ -204,6 +228,16 @@ export class ApprovalGate {
         `more than the ${QUESTION_MAX_CHARS} kiln shows whole (it never asks about a target it cannot show in full); ${forced ? forced.hint : allowHint(input, this.settings, decided)}`,
       );
     }
+    // An answer a 2026-07-28 retry carries for this operation; else a question: waited for when the call can
+    // wait (2025 elicitation, a task), else ending the call (a round).
+    const round = s.via?.round;
+    const answer = round?.answered(key);
+    if (answer !== undefined) {
+      record({ event: 'answered', answer, round: true });
+      if (answer === 'decline' || answer === 'cancel' || answer === 'invalid') throw new PermissionError(`${what}: ${refusalText(answer)}`);
+      return this.remember(answer, key, request, s, target);
+    }
+    if (round && !s.via?.ask) return this.askInRound(round, asked.text, request, s, decided, what, key, record);
     const ask = s.via?.ask;
     if (!ask) {
       record({ event: 'unasked', rule: decided.rule });
@@ -283,27 +317,8 @@ export class ApprovalGate {
   ): Promise<void> {
     const ask = s.via!.ask!;
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
-
-    const offered: AnswerKind[] = this.store ? ['once', 'session', 'always'] : ['once', 'session'];
-    const titles: Record<AnswerKind, string> = {
-      once: 'Allow once',
-      session: 'Allow for this session',
-      always: `Always allow for this build of the extension (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
-    };
-    const lines = [
-      text,
-      `Extension: ${escaped(s.extension.file)} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
-      `Asked because of kiln's ${visible(decided.rule)}. Decline to refuse it.`,
-    ];
-    const form: ElicitForm = {
-      mode: 'form',
-      message: lines.join('\n'),
-      requestedSchema: {
-        type: 'object',
-        properties: { allow: { type: 'string', title: 'Allow?', oneOf: offered.map((k) => ({ const: k, title: titles[k] })), default: 'once' } },
-        required: ['allow'],
-      },
-    };
+    const offered = this.offered(s);
+    const form = approvalForm(text, s, decided.rule, offered);
 
     // The wait: bounded by [approvals] timeoutMs, ended by the call's cancellation; the call's clock stops.
     const wait = new AbortController();
@@ -334,13 +349,22 @@ export class ApprovalGate {
     record({ event: 'answered', answer: answered, durationMs });
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled while a human was asked`);
     if (!kind) {
-      const why = answered === 'decline' ? 'the human declined'
-        : answered === 'cancel' ? 'the human dismissed the question'
-        : answered === 'timeout' ? `no answer came within ${this.settings.timeoutMs} ms ([approvals] timeoutMs)`
-        : answered === 'invalid' ? 'the answer was not one of those offered'
-        : `the client could not be asked (${String((failure as Error)?.message ?? failure).slice(0, 300)})`;
+      const why = answered === 'timeout' ? `no answer came within ${this.settings.timeoutMs} ms ([approvals] timeoutMs)`
+        : answered === 'error' ? `the client could not be asked (${String((failure as Error)?.message ?? failure).slice(0, 300)})`
+        : refusalText(answered as 'decline' | 'cancel' | 'invalid');
       throw new PermissionError(`${what}: ${why}`);
     }
+    this.remember(kind, key, request, s, target);
+  }
+
+  /** The answers a question offers: "for this session" where the session outlives the call, "always" when the
+   *  operator keeps a store. */
+  private offered(s: ApprovalSubject): AnswerKind[] {
+    return ['once', ...(s.via?.sessionOutlivesCall === false ? [] : ['session' as const]), ...(this.store ? ['always' as const] : [])];
+  }
+
+  /** Keep what an accepted answer covers beyond this operation: the session's answers, the operator's store. */
+  private remember(kind: AnswerKind, key: string, request: ApprovalRequest, s: ApprovalSubject, target: string): void {
     if (kind === 'session' || kind === 'always') {
       let set = this.sessions.get(s.sessionKey);
       if (!set) this.sessions.set(s.sessionKey, (set = new Set()));
@@ -350,6 +374,55 @@ export class ApprovalGate {
       this.store!.add({ key, sha256: s.extension.sha256, extension: s.extension.file, tool: s.tool, op: request.op, target });
     }
   }
+
+  /** The question put in a round (2026-07-28): the call ends with it. */
+  private askInRound(
+    round: ApprovalRound, text: string, request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string,
+    record: (fields: Record<string, unknown>) => void,
+  ): void {
+    if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
+    const max = this.settings.maxQuestionsPerCall;
+    if (round.asked >= max) {
+      record({ event: 'unasked', rule: '[approvals] maxQuestionsPerCall' });
+      throw new PermissionError(
+        `${what} without a human's approval (${decided.rule} requires it), and this call has already put ${max} questions to a human, ` +
+        `the most [approvals] maxQuestionsPerCall allows; to allow more, set maxQuestionsPerCall = ${Math.min(max * 2, 10_000)} under [approvals] in kiln.toml`,
+      );
+    }
+    const offered = this.offered(s);
+    record({ event: 'asked', rule: decided.rule, round: true });
+    round.ask(key, approvalForm(text, s, decided.rule, offered), offered);
+    throw new PermissionError(`${what}: a human is asked first (the call ends with the question, and runs again with the answer)`);
+  }
+}
+
+/** Why an answer that is not a clear yes refuses the operation. */
+function refusalText(answer: 'decline' | 'cancel' | 'invalid'): string {
+  return answer === 'decline' ? 'the human declined' : answer === 'cancel' ? 'the human dismissed the question' : 'the answer was not one of those offered';
+}
+
+/** The form a human is asked with, the same on every protocol revision: the question (policy/approvals/question.ts),
+ *  kiln's own two lines (the extension and the rule), and the answers offered. */
+function approvalForm(text: string, s: ApprovalSubject, rule: string, offered: AnswerKind[]): ElicitForm {
+  const titles: Record<AnswerKind, string> = {
+    once: 'Allow once',
+    session: 'Allow for this session',
+    always: `Always allow for this build of the extension (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
+  };
+  const lines = [
+    text,
+    `Extension: ${escaped(s.extension.file)} (sha256 ${s.extension.sha256.slice(0, 12)}…)`,
+    `Asked because of kiln's ${visible(rule)}. Decline to refuse it.`,
+  ];
+  return {
+    mode: 'form',
+    message: lines.join('\n'),
+    requestedSchema: {
+      type: 'object',
+      properties: { allow: { type: 'string', title: 'Allow?', oneOf: offered.map((k) => ({ const: k, title: titles[k] })), default: 'once' } },
+      required: ['allow'],
+    },
+  };
 }
 
 /** The answer kind an accepted form carries: its `allow` value when offered; "once" when the client sent no
