@@ -51,7 +51,7 @@ async function perCall(fn, batch = 2000, batches = 9) {
 const started = performance.now();
 const progress = (text) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
 
-const SECTIONS = ['sizes', 'cold', 'bodies', 'warm', 'peers', 'mcp', 'sessions', 'browser', 'bdd'];
+const SECTIONS = ['sizes', 'cold', 'bodies', 'warm', 'peers', 'mcp', 'revisions', 'sessions', 'browser', 'bdd'];
 const args = process.argv.slice(2);
 if (args.includes('--list')) {
   console.log(SECTIONS.join('\n'));
@@ -257,8 +257,17 @@ async function interleaved(kiln, peer) {
   await peer.close();
   return lat;
 }
-/** A `kiln mcp` (or any) server driven with no SDK on the client side: JSON-RPC lines written and read by hand. */
-async function rawServer(args, command = [kiln, 'mcp']) {
+/** The `_meta` every 2026-07-28 request carries (a client that can be asked). */
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' },
+};
+
+/** A `kiln mcp` (or any) server driven with no SDK on the client side: JSON-RPC lines written and read by hand,
+ *  on 2025-06-18 (initialize), or on 2026-07-28 (`revision` "modern": server/discover, the envelope on every
+ *  request). Questions it puts (elicitation/create) are answered "allow once". */
+async function rawServer(args, command = [kiln, 'mcp'], revision = 'legacy') {
   const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, [...command, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
   let buf = '';
@@ -269,17 +278,23 @@ async function rawServer(args, command = [kiln, 'mcp']) {
     while ((nl = buf.indexOf('\n')) >= 0) {
       const msg = JSON.parse(buf.slice(0, nl));
       buf = buf.slice(nl + 1);
-      waiting.get(msg.id)?.(msg);
+      if (msg.method === 'elicitation/create') child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { action: 'accept', content: { allow: 'once' } } }) + '\n');
+      else waiting.get(msg.id)?.(msg);
     }
   });
   let id = 0;
-  const request = (method, params) => new Promise((resolve) => {
+  const modern = revision === 'modern';
+  const request = (method, params = {}) => new Promise((resolve) => {
     const n = ++id;
     waiting.set(n, resolve);
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: n, method, params }) + '\n');
+    const p = modern ? { ...params, _meta: { ...ENVELOPE, ...params._meta } } : params;
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: n, method, params: p }) + '\n');
   });
-  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
-  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  if (modern) await request('server/discover');
+  else {
+    await request('initialize', { protocolVersion: '2025-06-18', capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'bench', version: '0' } });
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  }
   const callIn = (session, name) => request('tools/call', { name, arguments: {}, _meta: { session } });
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) * 1024;
   return { callIn, request, rss, close: () => child.stdin.end() };
@@ -304,6 +319,79 @@ await section('mcp', async () => {
     `${times(kilnLat, sdkLat)} the bare MCP SDK server's ${fmtUs(median(sdkLat))} (interleaved); kiln p99 ${fmtUs(pct(kilnLat, 0.99))}, SDK p99 ${fmtUs(pct(sdkLat, 0.99))}`);
   row('no-op tool call over MCP stdio, raw JSON-RPC client (p50)', fmtUs(median(kilnRaw)), '≤ 2× bare SDK server',
     `${times(kilnRaw, sdkRaw)} the bare MCP SDK server's ${fmtUs(median(sdkRaw))} (interleaved); kiln p99 ${fmtUs(pct(kilnRaw, 0.99))}, SDK p99 ${fmtUs(pct(sdkRaw, 0.99))}`);
+});
+
+// ---- the two protocol revisions: a no-op call and an approval's round trip, 2025-11-25 against 2026-07-28 ----
+/** A 2026-07-28 server over HTTP, driven with fetch: `call(name)` is one tools/call, answered by its result. */
+async function httpServer(args, revision) {
+  const { spawn } = await import('node:child_process');
+  const token = 'bench-token-0123456789abcdef';
+  const child = spawn(process.execPath, [kiln, 'mcp', '--http', '127.0.0.1:0', ...args], { cwd: root, env: { ...process.env, KILN_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr.on('data', (d) => { text += d; const m = /at (http:\/\/\S+\/mcp)/.exec(text); if (m) resolve(m[1]); });
+    child.on('exit', () => reject(new Error(`kiln --http exited: ${text}`)));
+  });
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  let id = 0;
+  let sid;
+  const post = async (method, params, extra = {}) => {
+    const modern = revision === 'modern';
+    const h = { ...headers, ...extra, ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}), ...(modern ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params?.name ? { 'mcp-name': params.name } : {}) } : {}) };
+    const r = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: modern ? { ...params, _meta: ENVELOPE } : params }) });
+    if (!sid && !modern) sid = r.headers.get('mcp-session-id') ?? undefined;
+    const text = await r.text();
+    return text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').filter((l) => l.startsWith('data: {')).pop().slice(6));
+  };
+  if (revision !== 'modern') {
+    await post('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
+    await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  }
+  return { call: (name) => post('tools/call', { name, arguments: {} }), close: () => child.kill() };
+}
+
+const timed = (f) => async () => {
+  const t = performance.now();
+  await f();
+  return (performance.now() - t) * 1000;
+};
+const approvalArtifact = join(out, 'approval.wasm');
+await section('revisions', async () => {
+  execFileSync(process.execPath, [kiln, 'build', join(here, 'approval.ts'), '-o', approvalArtifact], { stdio: 'ignore' });
+  const p = (xs) => `${fmtUs(median(xs))} / ${fmtUs(pct(xs, 0.99))}`;
+  // stdio: one process per revision, the same artifact, calls interleaved
+  const stdio = await interleaved(rawCaller(await rawServer([artifactFile]), 'hello.noop'), rawCaller(await rawServer([artifactFile], undefined, 'modern'), 'hello.noop'));
+  row('no-op call over stdio, 2025-11-25 (p50 / p99)', p(stdio.kiln), '', 'raw JSON-RPC client; the lean tools/call path');
+  row('no-op call over stdio, 2026-07-28 (p50 / p99)', p(stdio.peer), '', `${(median(stdio.peer) / median(stdio.kiln)).toFixed(2)}× 2025's (interleaved; the SDK's per-request envelope and result checks)`);
+  // HTTP: a 2025 session against 2026 requests that each get a server object of their own
+  const [h25, h26] = [await httpServer([artifactFile], 'legacy'), await httpServer([artifactFile], 'modern')];
+  const http = await interleaved({ call: timed(() => h25.call('hello.noop')), close: h25.close }, { call: timed(() => h26.call('hello.noop')), close: h26.close });
+  row('no-op call over HTTP, 2025-11-25 (p50 / p99)', p(http.kiln), '', 'fetch on one MCP session');
+  row('no-op call over HTTP, 2026-07-28 (p50 / p99)', p(http.peer), '', `${(median(http.peer) / median(http.kiln)).toFixed(2)}× 2025's (interleaved; no session, a server object per request)`);
+  // An approval asked and answered at once: 2025's elicitation/create on the open call, 2026's input_required and retry.
+  const { mkdtempSync, writeFileSync: write } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const ws = mkdtempSync(join(tmpdir(), 'kiln-bench-approval-'));
+  mkdirSync(join(ws, 'out'));
+  const config = join(ws, 'kiln.toml');
+  write(config, `extensions = [${JSON.stringify(approvalArtifact)}]\n[approvals]\npreset = "strict"\n[fs]\nroot = "."\n`);
+  const [a25, a26] = [await rawServer(['--config', config]), await rawServer(['--config', config], undefined, 'modern')];
+  const retry = async () => {
+    const first = await a26.request('tools/call', { name: 'bench.approved', arguments: {} });
+    const { requestState } = first.result;
+    const done = await a26.request('tools/call', { name: 'bench.approved', arguments: {}, requestState, inputResponses: { 'kiln.approval': { action: 'accept', content: { allow: 'once' } } } });
+    if (done.result?.isError) throw new Error(JSON.stringify(done.result));
+  };
+  const lat = { l: [], m: [] };
+  for (let i = 0; i < 20; i++) { await a25.callIn('default', 'bench.approved'); await retry(); } // warm up
+  for (let round = 0; round < 10; round++) {
+    for (let i = 0; i < 30; i++) lat.l.push(await timed(() => a25.callIn('default', 'bench.approved'))());
+    for (let i = 0; i < 30; i++) lat.m.push(await timed(retry)());
+  }
+  a25.close();
+  a26.close();
+  row('approval round trip, 2025-11-25 (p50 / p99)', p(lat.l), '', 'tools/call → elicitation/create → answer → result (raw client, answered at once)');
+  row('approval round trip, 2026-07-28 (p50 / p99)', p(lat.m), '', 'tools/call → input_required → retry with the answer and requestState → result; the handler runs twice');
 });
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----

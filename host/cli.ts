@@ -9,7 +9,7 @@ import { KilnError, UsageError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './extensions/discovery.js';
 import { GUEST_WRITES, GuestWrites } from './build/guest-writes.js';
-import { Registry } from './extensions/registry.js';
+import { BUILTIN_TOOLS, Registry } from './extensions/registry.js';
 import type { KilnConfig } from './config/config.js';
 import type { WatchOptions } from './mcp/server.js';
 import { defaultConfig } from './config/config-file.js';
@@ -127,16 +127,20 @@ async function inspect(argv: string[]): Promise<number> {
   // --config: what the operator's grants make of each tool's declaration (policy/grants.ts), for this very file.
   const config = values.config ? (await import('./config/config.js')).readConfig(resolve(values.config)) : undefined;
   const policy = config?.policy;
-  const { portableName } = await import('./extensions/tool-names.js');
+  // The names MCP clients would see for this artifact's exposed tools, under either [mcp] toolNames.
+  const { advertisedNames, portableName } = await import('./extensions/tool-names.js');
+  const exposedNames = manifest.tools.filter((t) => t.exposeAsTool).map((t) => t.name);
+  const portable = advertisedNames([...BUILTIN_TOOLS, ...exposedNames], 'portable');
   const naming = config?.mcp.toolNames ?? 'declared';
-  const advertised = (t: (typeof manifest.tools)[number]) => (!t.exposeAsTool ? null : naming === 'portable' ? portableName(t.name) : t.name);
+  const shownAs = advertisedNames([...BUILTIN_TOOLS, ...exposedNames], naming);
+  const advertised = (t: (typeof manifest.tools)[number]) => (t.exposeAsTool && !BUILTIN_TOOLS.includes(t.name) && [...shownAs.toTool].find(([, n]) => n === t.name)?.[0]) || null;
   const { authority } = await import('./policy/authority.js');
   const identity = { file: resolve(file), sha256: sha256(bytes) };
   const authorityOf = (t: (typeof manifest.tools)[number]) => (policy ? authority(t.allow, identity, policy) : undefined);
   const engine = await Engine.load().catch(() => undefined);
   const engineNote = !engine ? 'no local engine to compare' : engine.info.id === manifest.engine ? 'matches this host' : 'NOT this host\'s engine: rebuild it';
   if (values.json) {
-    const tools = manifest.tools.map((t) => ({ ...t, advertisedAs: advertised(t), portableName: portableName(t.name), ...(policy ? { authority: authorityOf(t), mode: policy.grants.mode } : {}) }));
+    const tools = manifest.tools.map((t) => ({ ...t, ...(policy ? { authority: authorityOf(t), mode: policy.grants.mode, advertisedAs: advertised(t) } : {}) }));
     process.stdout.write(JSON.stringify({ file, sha256: sha256(bytes), ...manifest, tools }, null, 2) + '\n');
     return 0;
   }
@@ -150,8 +154,11 @@ async function inspect(argv: string[]): Promise<number> {
   ];
   for (const t of manifest.tools) {
     lines.push('', `  ${t.name}${t.exposeAsTool ? '  [MCP tool]' : '  [plugins only]'}`);
-    if (t.exposeAsTool && portableName(t.name) !== t.name) {
-      lines.push(`    portable     ${portableName(t.name)} (${naming === 'portable' ? `advertised so under ${values.config}'s` : 'advertised so under'} [mcp] toolNames = "portable")`);
+    const clash = t.exposeAsTool ? portable.collisions.get(portableName(t.name)) : undefined;
+    if (clash) {
+      lines.push(`    portable     ${portableName(t.name)}: not served under [mcp] toolNames = "portable", where ${clash.map((n) => `"${n}"`).join(' and ')} would all be advertised as "${portableName(t.name)}"`);
+    } else if (t.exposeAsTool && portableName(t.name) !== t.name) {
+      lines.push(`    portable     ${portableName(t.name)} (its name under [mcp] toolNames = "portable"${naming === 'portable' ? `, which ${values.config} sets` : ''})`);
     }
     if (t.title) lines.push(`    title        ${t.title}`);
     if (t.description) lines.push(`    description  ${t.description}`);
@@ -201,6 +208,7 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
     paths = [...paths, ...config.extensions];
   }
   const registry = new Registry(await Engine.load(), config?.policy, oneShot);
+  if (config) registry.setNaming(config.mcp.toolNames); // before loading: its name clashes are reported with the rest
   await registry.load(paths, config?.exclude);
   // A server started with nothing to serve still answers, so that its client (not only its stderr, which a
   // client rarely shows) is told what to do.

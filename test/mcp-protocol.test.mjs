@@ -79,10 +79,11 @@ defineTool({ name: 'run.script', exposeAsTool: true, handler: async () => 'shado
 `);
   const config = join(dir, 'kiln.toml');
   writeFileSync(config, 'extensions = ["./n.ts"]\n[mcp]\ntoolNames = "portable"\n');
-  const { client } = await mcp(t, ['--config', config]);
+  const { client, stderr } = await mcp(t, ['--config', config]);
   const { tools } = await client.listTools();
   const names = tools.map((x) => x.name);
   assert.deepEqual(names, ['kiln_extensions', 'kiln_close_session', 'run_script', 'notes_add']);
+  assert.match(stderr(), /kiln: tools "notes\.save", "notes_save" are not served over MCP/, 'the operator is told at start');
   assert.ok(names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)));
   assert.deepEqual(tools[3]._meta, { 'kiln/name': 'notes.add' }, 'the tool it stands for');
   assert.equal((await call(client, 'notes_add', { text: 'x' })).text, 'added x');
@@ -90,8 +91,9 @@ defineTool({ name: 'run.script', exposeAsTool: true, handler: async () => 'shado
   for (const name of ['notes_save', 'notes.save', 'run.script']) {
     const r = await call(client, name);
     assert.equal(r.isError, true, name);
-    assert.match(r.text, /is exposed by this server/, name);
+    assert.match(r.text, /is not served over MCP: under \[mcp\] toolNames = "portable" .* would all be advertised as/, name);
   }
+  assert.match((await call(client, 'no.such')).text, /no tool named "no\.such" is exposed by this server$/);
   // plugins[...] calls each by its own name.
   const script = await call(client, 'run_script', { code: "[await plugins['notes.save']({}), await plugins['notes_save']({})]" });
   assert.deepEqual(script.json.result, ['dot', 'underscore']);
@@ -99,13 +101,17 @@ defineTool({ name: 'run.script', exposeAsTool: true, handler: async () => 'shado
   assert.equal(report.operator.toolNames, 'portable');
   const byName = Object.fromEntries(report.extensions[0].tools.map((x) => [x.name, x.advertisedAs]));
   assert.deepEqual(byName, { 'notes.add': 'notes_add', 'notes.save': null, notes_save: null, 'run.script': null });
+  assert.deepEqual(report.extensions[0].tools.find((x) => x.name === 'notes.save').nameClash, ['notes.save', 'notes_save']);
+  assert.deepEqual(report.extensions[0].tools.find((x) => x.name === 'run.script').nameClash, ['run.script', 'run_script']);
   assert.ok(report.warnings.some((w) => /"notes\.save", "notes_save" are not served over MCP: under \[mcp\] toolNames = "portable" they would all be advertised as "notes_save"/.test(w)), report.warnings.join('\n'));
   assert.ok(report.warnings.some((w) => /"run\.script" is not served over MCP: .* it would be advertised as "run_script", the built-in tool's name/.test(w)), report.warnings.join('\n'));
 
   const artifact = join(dir, 'n.wasm');
   assert.equal((await kiln(['build', join(dir, 'n.ts'), '-o', artifact])).code, 0);
   const shown = await kiln(['inspect', artifact, '--config', config]);
-  assert.match(shown.stdout, /notes\.add {2}\[MCP tool\]\n {4}portable {5}notes_add \(advertised so under .*kiln\.toml's \[mcp\] toolNames = "portable"\)/);
+  assert.match(shown.stdout, /notes\.add {2}\[MCP tool\]\n {4}portable {5}notes_add \(its name under \[mcp\] toolNames = "portable", which .*kiln\.toml sets\)/);
+  assert.match(shown.stdout, /notes\.save {2}\[MCP tool\]\n {4}portable {5}notes_save: not served under \[mcp\] toolNames = "portable", where "notes\.save" and "notes_save" would all be advertised as "notes_save"/);
+  assert.match(shown.stdout, /run\.script {2}\[MCP tool\]\n {4}portable {5}run_script: not served .* where "run\.script" and "run_script" would all/);
   const json = JSON.parse((await kiln(['inspect', artifact, '--json', '--config', config])).stdout);
   assert.equal(json.tools.find((x) => x.name === 'notes.add').advertisedAs, 'notes_add');
 });

@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { kilnBin, root, stderrMatch, tempDir, waitUntil } from './helpers.mjs';
+import { startServer } from './http-server.mjs';
 
 const REV = join(root, 'test/clients/rev.ts');
 const PY = join(root, 'build/py/bin/python');
@@ -266,22 +267,21 @@ test('2026 approvals: a state expires with [approvals] timeoutMs', { timeout: 12
   assert.ok(!existsSync(marker));
 });
 
-test('2026 approvals: the handler runs again from the top; each operation asks once, a round asks one question', { timeout: 120_000 }, async (t) => {
+test('2026 approvals: the call waits for its answers: nothing before an approval runs twice, one question an operation', { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
-  const ext = join(dir, 'twice.ts');
-  writeFileSync(ext, `
+  writeFileSync(join(dir, 'twice.ts'), `
 defineTool({ name: 'twice.run', exposeAsTool: true,
   allow: { commands: { touch: { run: ['touch', '\${path}'] } }, fs: { write: ['out'] } },
   handler: async ({ commands, args, fs }) => {
-    vars.set('runs', String(Number(vars.get('runs') ?? 0) + 1));   // before the first approval: runs each round
+    vars.set('runs', String(Number(vars.get('runs') ?? 0) + 1));   // before the first approval
     await commands.run('touch', { path: args.a });
     await commands.run('touch', { path: args.b });
-    await fs.writeFile('out/note.txt', 'hello');
+    await fs.appendFile('out/ledger.txt', 'one line\\n');            // "allow once": one line
     return { runs: Number(vars.get('runs')) };
   } });`);
   mkdirSync(join(dir, 'out'));
   const config = join(dir, 'kiln.toml');
-  // mode "ask" with no fs grant and strict's rule on writes: the write is one operation, asked once.
+  // mode "ask" with no fs grant and strict's rule on writes: the append is one operation, asked once.
   writeFileSync(config, `extensions = ["./twice.ts"]\n[policy]\nmode = "ask"\n[grants."./twice.ts"]\ncommands = ["touch"]\n[approvals]\npreset = "strict"\n[fs]\nroot = "."\n`);
   const asked = [];
   const client = new Client({ name: 'rounds', version: '0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
@@ -293,10 +293,58 @@ defineTool({ name: 'twice.run', exposeAsTool: true,
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [kilnBin, 'mcp', '--config', config], cwd: dir, stderr: 'ignore' }));
   const r = await client.callTool({ name: 'twice.run', arguments: { a: join(dir, 'a'), b: join(dir, 'b') } }, { timeout: 120_000 });
   assert.equal(r.isError, undefined, JSON.stringify(r));
-  assert.equal(asked.length, 3, `one question for each operation, one a round: ${asked.join(' | ')}`);
-  assert.match(asked[2], /write the file "out\/note\.txt"/);
-  assert.deepEqual(r.structuredContent, { runs: 4 }, 'the handler ran once per round, from the top');
-  assert.ok(existsSync(join(dir, 'a')) && existsSync(join(dir, 'b')) && readFileSync(join(dir, 'out/note.txt'), 'utf8') === 'hello');
+  assert.equal(asked.length, 3, `one question for each operation, one at a time: ${asked.join(' | ')}`);
+  assert.match(asked[2], /append to the file "out\/ledger\.txt"|write the file "out\/ledger\.txt"/);
+  assert.deepEqual(r.structuredContent, { runs: 1 }, 'the handler ran once: each retry resumed the call that asked');
+  assert.equal(readFileSync(join(dir, 'out/ledger.txt'), 'utf8'), 'one line\n', '"allow once" appended once');
+  assert.ok(existsSync(join(dir, 'a')) && existsSync(join(dir, 'b')));
+});
+
+test('2026 approvals on another replica: the retry runs the call again with its answers, each for exactly the operation asked', { timeout: 180_000 }, async (t) => {
+  const key = Buffer.alloc(32, 3).toString('base64url');
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'out'));
+  // Each run picks what it does anew: a retry that runs it again asks for what it does this time.
+  writeFileSync(join(dir, 'drift.ts'), `
+defineTool({ name: 'drift.fetch', exposeAsTool: true, allow: { net: ['127.0.0.1:${srv.port}'] },
+  handler: async ({ args }) => { const r = await fetch('http://127.0.0.1:${srv.port}/' + (args.fixed ? 'hello' : crypto.randomUUID())); await r.text(); return String(r.status); } });
+defineTool({ name: 'drift.write', exposeAsTool: true, allow: { fs: { write: ['out'] } },
+  handler: async ({ args, fs }) => { await fs.writeFile('out/' + args.name, args.fixed ? 'fixed' : crypto.randomUUID()); return 'written'; } });
+defineTool({ name: 'drift.count', exposeAsTool: true, allow: { commands: { touch: { run: ['touch', '\${p}'] } } },
+  handler: async ({ args, commands }) => { vars.set('runs', String(Number(vars.get('runs') ?? 0) + 1)); await commands.run('touch', { p: args.p }); return { runs: Number(vars.get('runs')) }; } });
+`);
+  const config = join(dir, 'kiln.toml');
+  writeFileSync(config, `extensions = ["./drift.ts"]\n[approvals]\npreset = "strict"\n[[approvals.rules]]\nop = ["net"]\nverdict = "require"\n[fs]\nroot = "."\n`);
+  const a = rawClient((await httpServer(t, config, { KILN_STATE_KEY: key })).url);
+  const b = rawClient((await httpServer(t, config, { KILN_STATE_KEY: key })).url);
+  const fetched = () => srv.hits.filter((h) => h.path !== '/hello').length;
+
+  // A and B share the key: B honours A's state, runs the call again, and its operation is asked anew when it
+  // is not the one asked about (another URL, other bytes).
+  for (const [params, what] of [[{ name: 'drift.fetch', arguments: {} }, /send an HTTP request: GET "http:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]{36}"/], [{ name: 'drift.write', arguments: { name: 'x' } }, /write the file "out\/x" \(36 bytes\)/]]) {
+    const first = (await a('tools/call', params, params.name)).result;
+    assert.equal(first.resultType, 'input_required');
+    const onB = (await b('tools/call', { ...params, requestState: first.requestState, inputResponses: accept() }, params.name)).result;
+    assert.equal(onB.resultType, 'input_required', `${params.name}: asked again on B: ${JSON.stringify(onB).slice(0, 300)}`);
+    const [one, two] = [first, onB].map((r) => r.inputRequests['kiln.approval'].params.message.split('\n')[0]);
+    assert.match(one, what);
+    assert.match(two, what);
+    // Another URL shows in the question; other bytes of the same size do not, and are asked about all the same.
+    if (params.name === 'drift.fetch') assert.notEqual(one, two, 'another operation, another question');
+  }
+  assert.equal(fetched(), 0, 'no request went out unapproved');
+  assert.ok(!existsSync(join(dir, 'out/x')), 'nothing was written unapproved');
+  // The same operation on B: the answer covers it there.
+  const fixed = (await a('tools/call', { name: 'drift.fetch', arguments: { fixed: true } }, 'drift.fetch')).result;
+  const done = await b('tools/call', { name: 'drift.fetch', arguments: { fixed: true }, requestState: fixed.requestState, inputResponses: accept() }, 'drift.fetch');
+  assert.equal(done.result.content[0].text, '200');
+  // A call named in a session: B runs it from the top once (its vars are B's), and A's waiting call does nothing.
+  const marker = join(dir, 'counted');
+  const c1 = (await a('tools/call', { name: 'drift.count', arguments: { p: marker }, _meta: { session: 's' } }, 'drift.count')).result;
+  const c2 = await b('tools/call', { name: 'drift.count', arguments: { p: marker }, _meta: { session: 's' }, requestState: c1.requestState, inputResponses: accept() }, 'drift.count');
+  assert.deepEqual(c2.result.structuredContent, { runs: 1 });
+  assert.ok(existsSync(marker));
 });
 
 // ---- tasks ---------------------------------------------------------------------------------------------------

@@ -80,7 +80,8 @@
 //   [mcp]                       # the MCP protocol side (mcp/)
 //   pageSize = 100              # tools per tools/list page (0: one page)
 //   toolNames = "declared"      # "portable": names advertised as ^[a-zA-Z0-9_-]{1,64}$ (dots as underscores)
-//   listTtlMs = 60000           # how long 2026-07-28 clients may cache tools/list and server/discover
+//   listTtlMs = 60000           # how long 2026-07-28 clients may cache tools/list and server/discover (default
+//                               # 60000; 0 when kiln watches its sources or config, whose changes clients then see)
 //   tasks = true                # 2026-07-28 clients declaring the Tasks extension may get a long call as a task
 //   taskAfterMs = 1000          # a call still running this long becomes a task (0: every call at once)
 //   taskTtlMs = 3600000         # a task (and its result) is kept this long after it was created
@@ -134,8 +135,9 @@ export interface McpSettings {
   pageSize: number;
   /** How tool names are advertised (extensions/tool-names.ts). */
   toolNames: ToolNaming;
-  /** The cache hint (ttlMs) of tools/list and server/discover results on 2026-07-28. */
-  listTtlMs: number;
+  /** The cache hint (ttlMs) of tools/list and server/discover results on 2026-07-28; unset: 60 s, or 0 while
+   *  kiln watches its sources or its config (a client caching the list would miss what changed). */
+  listTtlMs?: number;
   /** Whether a 2026-07-28 call from a client declaring the Tasks extension may be answered as a task. */
   tasks: boolean;
   /** How long such a call runs before it becomes a task; 0: at once. */
@@ -146,7 +148,10 @@ export interface McpSettings {
   stateKeyFile?: string;
 }
 
-export const DEFAULT_MCP: McpSettings = { pageSize: 100, toolNames: 'declared', listTtlMs: 60_000, tasks: true, taskAfterMs: 1000, taskTtlMs: 3_600_000 };
+export const DEFAULT_MCP: McpSettings = { pageSize: 100, toolNames: 'declared', tasks: true, taskAfterMs: 1000, taskTtlMs: 3_600_000 };
+
+/** tools/list's cache hint when [mcp] listTtlMs is not set and nothing is watched. */
+export const DEFAULT_LIST_TTL_MS = 60_000;
 
 /** The largest tools/list page and the longest cache hint a setting may ask for. */
 const MAX_PAGE_SIZE = 10_000;

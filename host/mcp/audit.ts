@@ -46,6 +46,8 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         loaded: registry.tools.get(t.name)?.extension === ext,
         // The name MCP clients see it by ([mcp] toolNames), or null when it is not advertised.
         advertisedAs: (t.exposeAsTool && registry.tools.get(t.name)?.extension === ext && registry.advertised().asShown.get(t.name)) || null,
+        // The tools whose advertised name this one's would be too (none of them is served over MCP), else null.
+        nameClash: [...registry.advertised().collisions.values()].find((names) => t.exposeAsTool && names.includes(t.name)) ?? null,
         // Every file that defines this name when more than one does (none of them serves it), else null.
         contested: registry.contested.get(t.name) ?? null,
         timeoutMs: t.timeoutMs ?? null,

@@ -13,7 +13,7 @@
 //    session, or, where there is none (a 2026-07-28 HTTP request), in a session of its own that ends with it.
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
-import { KilnError, ToolError } from '../errors.js';
+import { CallStoppedError, KilnError, ToolError } from '../errors.js';
 import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
 import { guestLog } from '../untrusted/terminal.js';
 import type { Registry } from '../extensions/registry.js';
@@ -213,15 +213,45 @@ export class McpHost {
     return [...OWN_TOOLS, ...tools];
   }
 
+  /** Why a client's `name` calls nothing: a name that several tools would be advertised as, or no such tool
+   *  (and the files that did not load, which may have held it). */
+  private notExposed(name: string): string {
+    const { collisions } = this.registry.advertised();
+    for (const [shown, tools] of collisions) {
+      if (shown === name || tools.includes(name)) {
+        return `tool "${name}" is not served over MCP: under [mcp] toolNames = "${this.registry.naming}" ${tools.map((t) => `"${t}"`).join(' and ')} would all be advertised as "${shown}"; rename one, or set [mcp] toolNames = "declared"`;
+      }
+    }
+    const failed = this.registry.failures.length;
+    return `no tool named "${name}" is exposed by this server${failed ? ` (${failed} extension file(s) did not load: kiln_extensions lists them under "failures")` : ''}`;
+  }
+
   /** The loaded tool a client's `name` stands for: its advertised name, or its own name when it is advertised. */
   private toolNamed(name: string): string | undefined {
     const { toTool, asShown } = this.registry.advertised();
     return toTool.get(name) ?? (asShown.has(name) ? name : undefined);
   }
 
+  /** Aborted by `stopCalls`: every call running, or started after, is stopped with its reason. */
+  private readonly stopping = new AbortController();
+
+  /** Stop every call now (the server is stopping): each is answered with `reason` (CallStoppedError). */
+  stopCalls(reason: string): void {
+    this.stopping.abort(new CallStoppedError(reason));
+  }
+
   /** Call tool `name` (as the client names it) with `args`; `meta`: the request's `_meta` (session, progressToken). */
   async callTool(name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<ToolResult> {
-    const { signal: cancel, notify, via } = opts;
+    const { notify, via } = opts;
+    // The call's signal: the transport's (the client cancelled, or went away), or stopCalls'.
+    const both = new AbortController();
+    const cancel = both.signal;
+    const byServer = () => both.abort(this.stopping.signal.reason);
+    if (opts.signal?.aborted || this.stopping.signal.aborted) both.abort(opts.signal?.aborted ? opts.signal.reason : this.stopping.signal.reason);
+    const clientSignal = opts.signal;
+    const fromClient = () => both.abort(clientSignal?.reason);
+    clientSignal?.addEventListener('abort', fromClient, { once: true });
+    this.stopping.signal.addEventListener('abort', byServer, { once: true });
     const token = meta?.progressToken;
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
@@ -256,13 +286,15 @@ export class McpHost {
       }
       const tool = this.toolNamed(name);
       const entry = tool === undefined ? undefined : this.registry.tools.get(tool);
-      if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(`no tool named "${name}" is exposed by this server`));
+      if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(this.notExposed(name)));
       const unit = entry.extension.file;
       return this.ok(await this.sessions.run(sessionName, unit, (session) => logged(unit, () => callTool(this.registry, session, tool!, args ?? {}, cancel, progress, via)), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     } finally {
       progress?.close();
+      clientSignal?.removeEventListener('abort', fromClient);
+      this.stopping.signal.removeEventListener('abort', byServer);
       if (named === null) this.sessions.close(sessionName); // a call's own session ends with it
     }
   }

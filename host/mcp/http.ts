@@ -31,6 +31,7 @@ import { McpHost } from './host.js';
 import { readStateKeys, RequestStates } from './request-state.js';
 import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type ServerSetup, type WatchOptions } from './server.js';
 import { Tasks } from './tasks.js';
+import { WaitingCalls } from './approval-round.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -159,7 +160,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const keys = readStateKeys(process.env.KILN_STATE_KEY, mcpSettings.stateKeyFile);
   if (!keys) log('kiln: no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart');
   const setup: ServerSetup = {
-    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(),
+    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(), waiting: new WaitingCalls(),
     stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
   };
   const principal = principalOf(token);

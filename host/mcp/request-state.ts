@@ -65,14 +65,14 @@ const MAX_SPENT = 1 << 20;
 export class SpentInMemory implements SpentStates {
   private readonly spent = new Map<string, number>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = Date.now, private readonly max = MAX_SPENT) {}
 
   claim(jti: string, exp: number): boolean {
     if (this.spent.has(jti)) return false;
-    if (this.spent.size >= MAX_SPENT) {
+    if (this.spent.size >= this.max) {
       const now = this.now();
       for (const [k, e] of this.spent) if (e < now) this.spent.delete(k);
-      if (this.spent.size >= MAX_SPENT) return false; // a million unexpired states: refuse rather than forget one
+      if (this.spent.size >= this.max) return false; // a million unexpired states: refuse rather than forget one
     }
     this.spent.set(jti, exp);
     return true;
@@ -142,10 +142,10 @@ export class RequestStates {
     this.ring = (keys?.length ? keys : [randomBytes(32)]).map((key) => ({ kid: createHash('sha256').update(key).digest('hex').slice(0, 8), key }));
   }
 
-  /** A state for `payload` (minus its iat, exp and jti), valid for `ttlMs`. */
-  mint(payload: Omit<StatePayload, 'v' | 'iat' | 'exp' | 'jti'>, ttlMs: number): string {
+  /** A state for `payload` (minus its iat and exp; a random id unless it names one), valid for `ttlMs`. */
+  mint(payload: Omit<StatePayload, 'v' | 'iat' | 'exp' | 'jti'> & { jti?: string }, ttlMs: number): string {
     const iat = this.now();
-    const full: StatePayload = { v: 1, iat, exp: iat + ttlMs, jti: b64(randomBytes(16)), ...payload };
+    const full: StatePayload = { v: 1, iat, exp: iat + ttlMs, ...payload, jti: payload.jti ?? b64(randomBytes(16)) };
     const { kid, key } = this.ring[0];
     const head = `ks1.${kid}.${b64(JSON.stringify(full))}`;
     return `${head}.${b64(createHmac('sha256', key).update(head).digest())}`;

@@ -14,7 +14,7 @@
 //  - A modern call becomes a task (mcp/tasks.ts) only for a client whose request declares the Tasks extension,
 //    only while it has not asked a question as a round, and then runs under the task's signal, not the request's.
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type LoggingLevel, type ServerContext, type StandardSchemaV1 } from '@modelcontextprotocol/server';
-import { CallStoppedError } from '../errors.js';
+import { DEFAULT_LIST_TTL_MS } from '../config/config.js';
 import { LogLimiter } from '../untrusted/log-limiter.js';
 import { stderrText } from '../untrusted/terminal.js';
 import type { AskVia } from '../policy/approvals/gate.js';
@@ -22,7 +22,7 @@ import type { ConfigWatch } from './config-watch.js';
 import { InvalidCursorError, type McpHost, type NoticeLevel } from './host.js';
 import { leanToolCalls } from './lean-call.js';
 import { askVia } from './elicit.js';
-import { answerOf, invalidState, Round } from './approval-round.js';
+import { answerOf, invalidState, LiveCall, Round, WaitingCalls, type Leg } from './approval-round.js';
 import { argumentsDigest, StateRefusedError, type RequestStates, type StateAnswer, type StateBinding } from './request-state.js';
 import { TASKS_EXTENSION, type Tasks } from './tasks.js';
 
@@ -68,6 +68,8 @@ export interface ServerSetup {
   states: RequestStates;
   /** The tasks of modern calls. */
   tasks: Tasks;
+  /** The modern calls waiting for a retry's answer. */
+  waiting: WaitingCalls;
   /** Told why a requestState was refused (the audit log). */
   stateRefused?: (reason: string, tool: string) => void;
 }
@@ -121,7 +123,8 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
     ? host.startupNotices().map((n) => stderrText(n.text)).join('\n') || undefined
     : undefined;
   const modern = c.era === 'modern';
-  const ttl = { ttlMs: host.settings.listTtlMs, cacheScope: 'private' as const };
+  // A list that may change under a client's cache (kiln watches) is not cached unless the operator says so.
+  const ttl = { ttlMs: host.settings.listTtlMs ?? (setup.listChanged ? 0 : DEFAULT_LIST_TTL_MS), cacheScope: 'private' as const };
   const server = new KilnServer({ name: 'kiln', version: setup.version }, {
     capabilities: {
       tools: setup.listChanged ? { listChanged: true } : {},
@@ -167,14 +170,23 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
   return server;
 }
 
-/** A tools/call on 2026-07-28: its session handle, its approvals as rounds, its logs with the request, and,
- *  for a client declaring the Tasks extension, a task when it runs longer than [mcp] taskAfterMs. */
+/** A tools/call on 2026-07-28: its session handle, its approvals as round trips (a retry resumes the call that
+ *  waits for its answer, or runs it again where that call is not held), its logs and progress with the request
+ *  serving it, and, for a client declaring the Tasks extension, a task when it runs longer than [mcp] taskAfterMs. */
 async function modernCall(setup: ServerSetup, c: Connection, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> {
   const { host } = setup;
   const named = typeof meta?.session === 'string' ? meta.session : undefined;
   const session = named ?? c.defaultSession();
   const binding: StateBinding = { principal: c.principal, session: session ?? '', tool: name, args: argumentsDigest(args) };
-  // The answers of the earlier rounds, when this call retries one (a state that opens, for exactly this call).
+  const ttlMs = host.registry.approvals.settings.timeoutMs;
+  // Logs and progress go with the request that serves the call now (2026-07-28 has no logging/setLevel: only
+  // a request whose envelope asks for logs gets them).
+  const level = ctx.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof NonNullable<ServerContext['mcpReq']['envelope']>];
+  const leg: Leg = {
+    notify: (n) => ctx.mcpReq.notify(n as never),
+    log: level === undefined ? undefined : (source, lvl, message) => void ctx.mcpReq.log(MCP_LEVEL[lvl] ?? 'info', message, source === KILN_LOGGER ? `./${source}` : source).catch(() => {}),
+  };
+  // A retry: a state that opens for exactly this call, and its answer.
   let answers: [string, StateAnswer][] = [];
   const state = ctx.mcpReq.requestState();
   if (state !== undefined) {
@@ -186,56 +198,73 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
       setup.stateRefused?.(e.reason, name);
       throw invalidState();
     }
-    answers = [...payload.ok, [payload.ask.key, answerOf(ctx.mcpReq.inputResponses, payload.ask)]];
+    const { elicit, answer } = answerOf(ctx.mcpReq.inputResponses, payload.ask);
+    const waiting = setup.waiting.take(payload.jti);
+    if (waiting) {
+      const { call: held, question } = waiting;
+      return serveLeg(held, leg, ctx, () => held.answer(question, elicit, answer), () => held.next(undefined, setup.states, binding, ttlMs));
+    }
+    // The call that asked is not held here (another replica, a restart): it runs again with every answer.
+    answers = [...payload.ok, [payload.ask.key, answer]];
   }
-  // The call's own signal: the request's until it becomes a task; a round asking a human stops it.
   const stop = new AbortController();
-  let task: ReturnType<Tasks['create']>;
-  const onRequestGone = () => {
-    if (!task) stop.abort(ctx.mcpReq.signal.reason);
-  };
-  if (ctx.mcpReq.signal.aborted) onRequestGone();
-  else ctx.mcpReq.signal.addEventListener('abort', onRequestGone, { once: true });
-  const caps = declared(ctx);
-  const round = isRecord(caps?.elicitation)
-    ? new Round(answers, () => stop.abort(new CallStoppedError('a human is asked first; the client calls again with the answer (MCP 2026-07-28)')))
-    : undefined;
-  const via: AskVia = round
-    ? { round, sessionOutlivesCall: session !== null }
-    : { cannotAsk: 'this MCP client cannot be asked (its request does not declare the elicitation capability)' };
-  // Logs go with the request, when its envelope asks for them (2026-07-28 has no logging/setLevel).
-  const level = ctx.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof NonNullable<ServerContext['mcpReq']['envelope']>];
-  const log = level === undefined ? undefined : (source: string, lvl: string, message: string) => {
-    if (!task) void ctx.mcpReq.log(MCP_LEVEL[lvl] ?? 'info', message, source === KILN_LOGGER ? `./${source}` : source).catch(() => {});
-  };
+  // A connection that has ended (stdin closed) can retry nothing: its calls waiting for an answer stop.
+  const gone = c.gone;
+  const onGone = () => stop.abort(gone!.reason);
+  if (gone?.aborted) onGone();
+  else gone?.addEventListener('abort', onGone, { once: true });
+  const live = new LiveCall(setup.waiting, stop);
+  const round = answers.length ? new Round(answers) : undefined;
+  const via: AskVia = isRecord(declared(ctx)?.elicitation)
+    ? { ask: live.ask, rounds: true, round, sessionOutlivesCall: session !== null }
+    : { cannotAsk: 'this MCP client cannot be asked (its request does not declare the elicitation capability)', round };
   const call = host.callTool(name, args, meta, {
-    signal: stop.signal, session,
-    notify: (n) => (task ? Promise.resolve() : ctx.mcpReq.notify(n as never)), // a task's progress is not sent (the request is over)
-    via, log,
-  });
+    signal: stop.signal, session, via,
+    notify: (n) => live.leg?.notify?.(n) ?? Promise.resolve(),
+    log: (source, lvl, message) => live.leg?.log?.(source, lvl, message),
+  }) as Promise<CallToolResult>;
+  call.finally(() => gone?.removeEventListener('abort', onGone)).catch(() => {});
+  const next = live.next(call, setup.states, binding, ttlMs);
+  // A task: a first call (not a retry) of a client that declares the extension, still running past [mcp]
+  // taskAfterMs and not waiting on a question.
   const settings = host.settings;
-  if (settings.tasks && declaresTasks(ctx)) {
+  if (settings.tasks && declaresTasks(ctx) && state === undefined) {
     let timer: NodeJS.Timeout | undefined;
-    const later = new Promise<'later'>((resolve) => (timer = setTimeout(() => resolve('later'), settings.taskAfterMs)));
-    const first = await Promise.race([call, later]);
+    const later = new Promise<typeof TASK>((resolve) => (timer = setTimeout(() => resolve(TASK), settings.taskAfterMs)));
+    const wait: Promise<CallToolResult | typeof TASK> = Promise.race([next, later.then((t): Promise<CallToolResult | typeof TASK> | typeof TASK => (live.asking() || stop.signal.aborted ? next : t))]);
+    const first = await serveLeg(live, leg, ctx, () => {}, () => wait);
     clearTimeout(timer);
-    if (first === 'later' && !round?.pending && !stop.signal.aborted) {
-      task = setup.tasks.create(c.principal, settings.taskTtlMs, stop);
-      if (task) {
-        const t = task.task;
-        // From now on its questions go through the task (tasks/get shows them, tasks/update answers them); the
-        // answers a retry brought still count.
-        if (round) via.ask = setup.tasks.asker(t);
-        ctx.mcpReq.signal.removeEventListener('abort', onRequestGone);
-        call.then((result) => setup.tasks.settle(t, { result: result as CallToolResult }), (error) => setup.tasks.settle(t, { error }));
-        return task.handle;
-      }
+    if (first !== TASK) return first;
+    const task = setup.tasks.create(c.principal, settings.taskTtlMs, stop);
+    if (task) {
+      // The request is over: a task's progress and logs are not sent; its questions go through the task
+      // (tasks/get shows them, tasks/update answers them).
+      if (via.ask) via.ask = setup.tasks.asker(task.task);
+      call.then((result) => setup.tasks.settle(task.task, { result }), (error) => setup.tasks.settle(task.task, { error }));
+      return task.handle;
     }
   }
-  const result = await call;
-  ctx.mcpReq.signal.removeEventListener('abort', onRequestGone);
-  if (round?.pending) return round.result(setup.states, binding, host.registry.approvals.settings.timeoutMs);
-  return result as CallToolResult;
+  return serveLeg(live, leg, ctx, () => {}, () => next);
+}
+
+/** What serveLeg's wait resolves with when a call becomes a task. */
+const TASK = Symbol('task');
+
+/** Serve `live` for one request (`ctx`) until `next()` settles: the request gets the call's progress and logs,
+ *  and its going away (cancelled, disconnected) stops the call. `resume` runs once the leg is in place (a
+ *  retry's answer given to the waiting call), before `next` is asked for. */
+async function serveLeg<T>(live: LiveCall, leg: Leg, ctx: ServerContext, resume: () => void, next: () => Promise<T>): Promise<T> {
+  const onGone = () => live.stop.abort(ctx.mcpReq.signal.reason);
+  if (ctx.mcpReq.signal.aborted) onGone();
+  else ctx.mcpReq.signal.addEventListener('abort', onGone, { once: true });
+  live.leg = leg;
+  resume();
+  try {
+    return await next();
+  } finally {
+    ctx.mcpReq.signal.removeEventListener('abort', onGone);
+    if (live.leg === leg) live.leg = undefined;
+  }
 }
 
 /** A guest's log line as notifications/message on `server`, at or above the level its client set (the SDK

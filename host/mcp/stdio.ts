@@ -18,6 +18,7 @@ import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 import { readStateKeys, RequestStates } from './request-state.js';
 import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type ServerSetup, type WatchOptions } from './server.js';
 import { Tasks } from './tasks.js';
+import { WaitingCalls } from './approval-round.js';
 
 /** How long stopped calls have to be answered, and stdout to be taken, once stdin has closed. */
 const STOP_GRACE_MS = 5000;
@@ -90,7 +91,7 @@ export async function serveStdio(registry: Registry, version: string, settings: 
   const setup: ServerSetup = {
     host, version, listChanged: watch !== undefined,
     states: new RequestStates(readStateKeys(process.env.KILN_STATE_KEY, settings.stateKeyFile)),
-    tasks: new Tasks(),
+    tasks: new Tasks(), waiting: new WaitingCalls(),
     stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
   };
   // The server objects alive on this connection: the pinned one (and, briefly, a discarded discover probe).
@@ -142,8 +143,10 @@ export async function serveStdio(registry: Registry, version: string, settings: 
     ended = true;
     gone.abort(new Error('the client closed its input'));
     setup.tasks.closeAll(); // nobody can fetch a task's result any more
-    if (!(await within(wire.answered(), registry.policy.limits.timeoutMs))) {
-      host.close(); // calls still running are stopped, and answered with their error
+    const bound = registry.policy.limits.timeoutMs;
+    if (!(await within(wire.answered(), bound))) {
+      // Calls still running are stopped, and answered with why.
+      host.stopCalls(`the client closed kiln's stdin, and the call had not finished ${bound} ms later ([limits] timeoutMs)`);
       await within(wire.answered(), STOP_GRACE_MS);
     }
     // Every byte taken by the pipe (a reader that stopped reading has its bound too).

@@ -11,7 +11,8 @@
 //    question has a key of its own over the task's life, and an answer to a key that is not outstanding is
 //    ignored.
 //  - At most MAX_TASKS are held; past it a call is answered when it ends, as without the extension. A task and
-//    its result are dropped [mcp] taskTtlMs after it was created (tasks/get then: "task not found").
+//    its result are dropped [mcp] taskTtlMs after it was created (tasks/get then: "task not found"). The
+//    results held add up to at most MAX_RESULT_BYTES: past it the oldest finished tasks are dropped first.
 //  - Tasks are per process: behind a load balancer, tasks/* requests go to the replica that made the task
 //    (routed by their `Mcp-Name` header, the task id: docs/deployment.md).
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,8 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export const MAX_TASKS = 1024;
 /** What kiln suggests a client waits between two tasks/get. */
 export const POLL_INTERVAL_MS = 1000;
+/** The most bytes (as JSON) of finished tasks' results a server holds. */
+export const MAX_RESULT_BYTES = 128 * 1024 * 1024;
 
 type Status = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -37,6 +40,8 @@ interface Task {
   ttlMs: number;
   expires: number;
   result?: CallToolResult;
+  /** The result's size as JSON (MAX_RESULT_BYTES). */
+  bytes: number;
   error?: { code: number; message: string };
   /** The questions outstanding, by key, with what answers each. */
   questions: Map<string, { form: ElicitForm; answer: (a: ElicitAnswer) => void }>;
@@ -61,8 +66,10 @@ const notFound = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Faile
 
 export class Tasks {
   private readonly tasks = new Map<string, Task>();
+  /** The bytes of the results held. */
+  private held = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = Date.now, private readonly maxResultBytes = MAX_RESULT_BYTES) {}
 
   /** A new task of `principal`'s, working, kept `ttlMs`; `abort` stops its call (tasks/cancel). Undefined when
    *  MAX_TASKS are held. */
@@ -72,7 +79,7 @@ export class Tasks {
     const at = new Date(this.now()).toISOString();
     const task: Task = {
       taskId: randomBytes(16).toString('base64url'), principal, status: 'working', createdAt: at, lastUpdatedAt: at,
-      ttlMs, expires: this.now() + ttlMs, questions: new Map(), asked: 0, abort,
+      ttlMs, expires: this.now() + ttlMs, questions: new Map(), asked: 0, abort, bytes: 0,
     };
     this.tasks.set(task.taskId, task);
     return { task, handle: { resultType: 'task', ...view(task) } as unknown as CallToolResult };
@@ -102,8 +109,12 @@ export class Tasks {
   settle(task: Task, outcome: { result: CallToolResult } | { error: unknown }): void {
     if (task.abort.signal.aborted) return this.set(task, 'cancelled');
     if ('result' in outcome) {
-      task.result = outcome.result;
-      return this.set(task, 'completed');
+      // A 2026-07-28 CallToolResult, as the call itself would have been answered.
+      task.result = { ...outcome.result, resultType: 'complete' } as CallToolResult;
+      task.bytes = JSON.stringify(task.result).length;
+      this.held += task.bytes;
+      this.set(task, 'completed');
+      return this.trim();
     }
     const e = outcome.error as { code?: unknown; message?: unknown };
     task.error = { code: typeof e?.code === 'number' ? e.code : ProtocolErrorCode.InternalError, message: String(e?.message ?? e).slice(0, 4096) };
@@ -155,10 +166,20 @@ export class Tasks {
   /** Drop expired tasks (a running one is stopped first). */
   private sweep(): void {
     const now = this.now();
+    for (const [id, t] of this.tasks) if (t.expires <= now) this.drop(id, t, 'the task expired ([mcp] taskTtlMs)');
+  }
+
+  /** Drop the oldest finished tasks while their results hold more than MAX_RESULT_BYTES. */
+  private trim(): void {
     for (const [id, t] of this.tasks) {
-      if (t.expires > now) continue;
-      t.abort.abort(new Error('the task expired ([mcp] taskTtlMs)'));
-      this.tasks.delete(id);
+      if (this.held <= this.maxResultBytes) return;
+      if (t.bytes > 0) this.drop(id, t, 'dropped');
     }
+  }
+
+  private drop(id: string, t: Task, why: string): void {
+    t.abort.abort(new Error(why));
+    this.held -= t.bytes;
+    this.tasks.delete(id);
   }
 }

@@ -8,6 +8,7 @@
 // for an approval (CallState.pause), for the call and for its plugins[...] callers. A cancelled call's guest
 // is told (ctx.signal) and stopped CANCEL_GRACE_MS later if it has not finished; a call's promise settles only
 // once its guest is idle or discarded, so a session never starts another call on a guest still winding down.
+import { createHash } from 'node:crypto';
 import { operation } from '../capabilities/operations.js';
 import { performOp } from '../capabilities/index.js';
 import type { WriteCount } from '../capabilities/fs/settings.js';
@@ -45,6 +46,16 @@ export interface CallState {
   /** What the call has spent, shared with the tools it calls through plugins[...]: questions put to a human
    *  ([approvals] maxQuestionsPerCall) and bytes written ([fs] maxWriteBytesPerCall). */
   spent: CallQuestions & { written: WriteCount };
+  /** Whether this call, or a caller it is part of, has been cancelled: its operations start nothing then. */
+  stopped(): boolean;
+}
+
+/** The operation exactly as the guest asked for it (its kind, its request, the bytes it carries), as a digest:
+ *  what an approval given for it covers (policy/approvals/gate.ts questionKey). */
+function operationDigest(kind: string, request: unknown, body: Uint8Array | undefined): string {
+  const h = createHash('sha256').update(kind).update('\u0000').update(JSON.stringify(request) ?? 'null').update('\u0000');
+  if (body) h.update(body);
+  return h.digest('hex');
 }
 
 /** The calls running, by the hook they passed to their guest (see CallState). Keyed by objects that live as
@@ -121,58 +132,63 @@ export async function runInSession(
   start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
 ): Promise<unknown> {
   if (signal?.aborted) throw cancelled(name);
-  const instance = await session.instanceFor(ext, (inv, kind, request, extras) => audited(registry, session, ext, inv.tool, kind, request, extras.call, () => {
-    const call = extras.call && calls.get(extras.call);
-    let sessionWritten = sessionWrites.get(session);
-    if (!sessionWritten) sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
-    // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
-    // than one call would.
-    const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
-    const policy = registry.policy;
-    return performOp(kind, inv, request, extras, {
-      tool: ownManifest(ext, inv.tool),
-      extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
-      owner: ext.file,
-      // Read when a check asks, not when the op starts: a config changed while the op waited (for a human's
-      // approval, say) is what the check after the wait sees.
-      get ceiling() { return policy.commands; },
-      get grants() { return policy.grants; },
-      processes: session.processes,
-      http: session.httpFor(ext),
-      fsTurns: session.fsTurnsFor(ext),
-      secrets: registry.secrets,
-      browser: session.browserFor(ext),
-      // Each request a page makes is a decision of its own (capabilities/browser/gate.ts), logged like fetch's.
-      recordPage: registry.audit && ((d) => registry.audit!.write({
-        session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
-        target: auditTarget('browser.request', d), verdict: d.verdict,
-        by: d.by === 'grant' ? decidedBy(registry.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
-        ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
-      })),
-      // A page is bounded like its guest: the guest's memory limit, the call's CPU budget (policy/limits.ts).
-      pageLimits: () => ({ memory: guestMemory(registry.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(registry.policy, ownManifest(ext, inv.tool)) }),
-      // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
-      // for approvals through its caller's client, and stops its caller's clock while it does.
-      callTool: (callee, calleeArgs, signal) => callTool(registry, session, callee, calleeArgs, signal, undefined, call),
-      extensionOf: (callee) => {
-        const e = registry.tools.get(callee);
-        return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
-      },
-      approve: (request, forced) => registry.approvals.approve(request, {
-        session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
-        signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent,
-      }, forced),
-      judgesPaths: !registry.approvals.off,
-      written: { call: spent.written, session: sessionWritten },
-      fs: registry.policy.fs,
-      protectedFiles: () => registry.protectedFiles(), // made only when a file operation asks
-      buildInputs: () => registry.buildInputs(),
-      guestWrote: (paths) => {
-        const by = { extension: ext.toolIdentity?.(inv.tool)?.file ?? ext.file, tool: inv.tool };
-        for (const p of paths) registry.guestWrites.record(p, by);
-      },
+  const instance = await session.instanceFor(ext, (inv, kind, request, extras) => {
+    // A cancelled call starts nothing more, its plugins[...] callees included, even before their guests (on
+    // another thread) hear of it.
+    if (extras.call && calls.get(extras.call)?.stopped()) return Promise.reject(new CancelledError(`${kind} refused: the call it belongs to was cancelled`));
+    return audited(registry, session, ext, inv.tool, kind, request, extras.call, () => {
+      const call = extras.call && calls.get(extras.call);
+      let sessionWritten = sessionWrites.get(session);
+      if (!sessionWritten) sessionWrites.set(session, (sessionWritten = { bytes: 0 }));
+      // An op outside any call (none should reach here) spends from a budget of its own that allows nothing more
+      // than one call would.
+      const spent = call?.spent ?? { questions: 0, written: { bytes: 0 } };
+      const policy = registry.policy;
+      return performOp(kind, inv, request, extras, {
+        tool: ownManifest(ext, inv.tool),
+        extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 },
+        owner: ext.file,
+        // Read when a check asks, not when the op starts: a config changed while the op waited (for a human's
+        // approval, say) is what the check after the wait sees.
+        get ceiling() { return policy.commands; },
+        get grants() { return policy.grants; },
+        processes: session.processes,
+        http: session.httpFor(ext),
+        fsTurns: session.fsTurnsFor(ext),
+        secrets: registry.secrets,
+        browser: session.browserFor(ext),
+        // Each request a page makes is a decision of its own (capabilities/browser/gate.ts), logged like fetch's.
+        recordPage: registry.audit && ((d) => registry.audit!.write({
+          session: session.name, extension: ext.file, sha256: ext.artifact.sha256, tool: inv.tool, type: 'decision', op: 'browser.request',
+          target: auditTarget('browser.request', d), verdict: d.verdict,
+          by: d.by === 'grant' ? decidedBy(registry.policy.grants, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, 'browser.call', d.verdict === 'deny') : 'manifest or operator setting',
+          ...(d.reason ? { reason: d.reason.slice(0, 500) } : {}), durationMs: 0,
+        })),
+        // A page is bounded like its guest: the guest's memory limit, the call's CPU budget (policy/limits.ts).
+        pageLimits: () => ({ memory: guestMemory(registry.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(registry.policy, ownManifest(ext, inv.tool)) }),
+        // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
+        // for approvals through its caller's client, and stops its caller's clock while it does.
+        callTool: (callee, calleeArgs, signal) => callTool(registry, session, callee, calleeArgs, signal, undefined, call),
+        extensionOf: (callee) => {
+          const e = registry.tools.get(callee);
+          return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
+        },
+        approve: (request, forced) => registry.approvals.approve(request, {
+          session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
+          signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent, operation: operationDigest(kind, request, extras.body),
+        }, forced),
+        judgesPaths: !registry.approvals.off,
+        written: { call: spent.written, session: sessionWritten },
+        fs: registry.policy.fs,
+        protectedFiles: () => registry.protectedFiles(), // made only when a file operation asks
+        buildInputs: () => registry.buildInputs(),
+        guestWrote: (paths) => {
+          const by = { extension: ext.toolIdentity?.(inv.tool)?.file ?? ext.file, tool: inv.tool };
+          for (const p of paths) registry.guestWrites.record(p, by);
+        },
+      });
     });
-  }));
+  });
   if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
   // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
   const limit = Math.min(timeoutMs ?? registry.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
@@ -197,6 +213,7 @@ export async function runInSession(
   calls.set(hook, {
     via: parent ? parent.via : (via as AskVia | undefined),
     spent: parent ? parent.spent : { questions: 0, written: { bytes: 0 } },
+    stopped: () => signal?.aborted === true || parent?.stopped() === true,
     pause: () => {
       const resumeParent = parent?.pause();
       if (pauses++ === 0) {

@@ -157,11 +157,14 @@ export class ScriptRunner {
       if (!(e instanceof KilnError)) throw e;
       const detail = e instanceof ToolError ? e.detail : `${e.name}: ${e.message}`;
       const m = /^([A-Za-z]*Error): ([^\n]*)/.exec(detail);
+      let message = m?.[2] ?? e.message;
+      // A script is a script, not a function body: its value is its last expression.
+      if (/^return not in a function/.test(message)) message += ' (a script returns the value of its last expression: end it with that expression, without `return`)';
       return {
         status: 'error',
         result: null,
         logs,
-        error: { name: m?.[1] ?? e.name, message: m?.[2] ?? e.message, stack: detail.split('\n').slice(1).join('\n') },
+        error: { name: m?.[1] ?? e.name, message, stack: detail.split('\n').slice(1).join('\n') },
       };
     } finally {
       stop();

@@ -1,7 +1,9 @@
 // CapabilityContext.approve: the [approvals] verdict for one operation (policy/approvals/rules.ts `decide`), and
-// when it is "require", a human asked through the MCP client that made the call: on MCP 2025-11-25 with
-// `elicitation/create` on its connection (the call waits for the answer); on 2026-07-28 with a multi round-trip
-// request (`ApprovalRound`: the call ends with the question, and the client calls again with the answer).
+// when it is "require", a human asked through the MCP client that made the call, the call waiting for the
+// answer: on MCP 2025-11-25 with `elicitation/create` on its connection; on 2026-07-28 as a multi round-trip
+// request (mcp/approval-round.ts: the request ends with the question, the call waits for the retry that
+// brings the answer, and a retry that reaches a process without the waiting call runs it again with the
+// answers it carries, `ApprovalRound`).
 //
 // Invariants:
 //  - Nothing of the operation happens before `approve` resolves: capability code calls it after its own
@@ -25,15 +27,17 @@
 //    call being cancelled while asking are refusals.
 //  - While a human is asked, the call's deadline stands still (sessions/call.ts pauses it); the client can still
 //    cancel the call, and that ends the wait at once.
-//  - A round (2026-07-28) asks the same question with the same choices, and stops the call at once: nothing of
-//    it happens after the operation asked about. Its retry runs the handler from the top; each answer it carries
-//    covers one occurrence of its operation (as a 2025 answer covers the one operation asked about), and a call
+//  - 2026-07-28 asks the same question with the same choices. An answer a retry carries (`ApprovalRound`) covers
+//    one occurrence of exactly the operation asked about: its question's text (every value shown), and a digest
+//    of the operation as the guest asked for it (`ApprovalSubject.operation`: a request's headers and body, a
+//    file's bytes), so a handler run again cannot spend it on another URL, other bytes or another argv. A call
 //    puts at most maxQuestionsPerCall questions over all its rounds. "For this session" is offered only where
 //    the session outlives the call.
 //  - There is no MCP tool, and no guest import, that adds to the session's answers or to the store: only a
 //    human's answer to kiln's own question does, and the store is a file only the operator (and kiln) writes.
 //  - The audit log gets one line per decision (with the rule), per question and per answer; never argv,
 //    query strings or sizes of anything but the operation itself.
+import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { PermissionError } from '../../errors.js';
 import type { AuditLog } from '../audit-log.js';
@@ -56,32 +60,39 @@ export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
 }
-/** Sends one elicitation for the call being served (on its own connection and stream) and waits for the answer. */
-export type Asker = (form: ElicitForm, signal: AbortSignal) => Promise<ElicitAnswer>;
+/** Puts one question to the human of the call being served and waits for the answer. `question`: the exact
+ *  question's key (`questionKey`), by which a 2026-07-28 retry's answer is matched to it. */
+export type Asker = (form: ElicitForm, signal: AbortSignal, question: string) => Promise<ElicitAnswer>;
 
-/** MCP 2026-07-28's way to ask, for one call (a first call, or a retry carrying answers): the call ends with
- *  the question, the client calls again with the answer, and the handler runs again from the top. */
+/** The answers a 2026-07-28 retry carries, for a call run again from the top (in a process that does not hold
+ *  the call that asked). */
 export interface ApprovalRound {
-  /** The answer this retry carries for the next occurrence of operation `key` (policy/approvals/keys.ts), taken
-   *  by this call: an accepted answer's kind, or why it is a refusal; undefined when it carries none. */
-  answered(key: string): AnswerKind | 'decline' | 'cancel' | 'invalid' | undefined;
-  /** Questions this call has put over all its rounds. */
+  /** The answer this retry carries for the next occurrence of the exact question `question` (`questionKey`),
+   *  taken by this call: an accepted answer's kind, or why it is a refusal; undefined when it carries none. */
+  answered(question: string): AnswerKind | 'decline' | 'cancel' | 'invalid' | undefined;
+  /** Questions the call's earlier rounds put. */
   readonly asked: number;
-  /** End the call with this question: it stops the call, so that nothing of it happens after this operation. */
-  ask(key: string, form: ElicitForm, offered: AnswerKind[]): void;
 }
 
 /** What an MCP call brings to approvals: how to ask its client, or why it cannot be asked. */
 export interface AskVia {
-  /** Ask and wait for the answer (2025-11-25 elicitation, a task's input). */
+  /** Ask and wait for the answer (2025-11-25 elicitation; 2026-07-28 round trips; a task's input). */
   ask?: Asker;
-  /** Ask by ending the call with the question (2026-07-28 multi round-trip requests). */
+  /** The answers of earlier rounds, when a 2026-07-28 retry runs the call again. */
   round?: ApprovalRound;
+  /** Questions are asked, and answered, as 2026-07-28 rounds (the audit log says so). */
+  rounds?: boolean;
   /** Why nobody can be asked (shown in the refusal). */
   cannotAsk?: string;
   /** False when the call's session ends with the call (a 2026-07-28 HTTP call naming no session): "for this
    *  session" is then not offered. */
   sessionOutlivesCall?: boolean;
+}
+
+/** The key of one exact question: the operation's approval key (what a remembered answer covers), the question's
+ *  text (every value shown) and the digest of the operation as the guest asked for it. */
+export function questionKey(key: string, text: string, operation: string | undefined): string {
+  return createHash('sha256').update(JSON.stringify([key, text, operation ?? ''])).digest('hex');
 }
 
 /** What one call has spent (shared with the tools it calls through plugins[...]). */
@@ -103,6 +114,8 @@ export interface ApprovalSubject {
   pause?: () => () => void;
   /** The call's count of questions ([approvals] maxQuestionsPerCall); none: the operation is its own call. */
   call?: CallQuestions;
+  /** A digest of the operation exactly as the guest asked for it (its request and the bytes it carries). */
+  operation?: string;
 }
 
 export type AnswerKind = 'once' | 'session' | 'always';
@@ -228,16 +241,15 @@ export class ApprovalGate {
         `more than the ${QUESTION_MAX_CHARS} kiln shows whole (it never asks about a target it cannot show in full); ${forced ? forced.hint : allowHint(input, this.settings, decided)}`,
       );
     }
-    // An answer a 2026-07-28 retry carries for this operation; else a question: waited for when the call can
-    // wait (2025 elicitation, a task), else ending the call (a round).
+    // An answer a 2026-07-28 retry carries for exactly this question, when it runs the call again.
+    const exact = questionKey(key, asked.text, s.operation);
     const round = s.via?.round;
-    const answer = round?.answered(key);
+    const answer = round?.answered(exact);
     if (answer !== undefined) {
       record({ event: 'answered', answer, round: true });
       if (answer === 'decline' || answer === 'cancel' || answer === 'invalid') throw new PermissionError(`${what}: ${refusalText(answer)}`);
       return this.remember(answer, key, request, s, target);
     }
-    if (round && !s.via?.ask) return this.askInRound(round, asked.text, request, s, decided, what, key, record);
     const ask = s.via?.ask;
     if (!ask) {
       record({ event: 'unasked', rule: decided.rule });
@@ -247,7 +259,7 @@ export class ApprovalGate {
     }
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
     const max = this.settings.maxQuestionsPerCall;
-    if (s.call && s.call.questions >= max) {
+    if ((s.call?.questions ?? 0) + (round?.asked ?? 0) >= max) {
       record({ event: 'unasked', rule: '[approvals] maxQuestionsPerCall' });
       throw new PermissionError(
         `${what} without a human's approval (${decided.rule} requires it), and this call has already put ${max} questions to a human, ` +
@@ -270,7 +282,7 @@ export class ApprovalGate {
         if (s.call) s.call.questions--;
         return;
       }
-      await this.ask(asked.text, request, s, decided, what, key, target, record);
+      await this.ask(asked.text, request, s, decided, what, key, target, record, exact);
     } finally {
       release();
     }
@@ -313,7 +325,7 @@ export class ApprovalGate {
   /** Put the question to the human and act on the answer (remember it, or throw the refusal). */
   private async ask(
     text: string, request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string, target: string,
-    record: (fields: Record<string, unknown>) => void,
+    record: (fields: Record<string, unknown>) => void, exact: string,
   ): Promise<void> {
     const ask = s.via!.ask!;
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
@@ -330,12 +342,13 @@ export class ApprovalGate {
     const onCancel = () => wait.abort(s.signal.reason);
     s.signal.addEventListener('abort', onCancel, { once: true });
     const resume = s.pause?.();
-    record({ event: 'asked', rule: decided.rule });
+    const rounds = s.via?.rounds ? { round: true } : {};
+    record({ event: 'asked', rule: decided.rule, ...rounds });
     const started = performance.now();
     let answer: ElicitAnswer | undefined;
     let failure: unknown;
     try {
-      answer = await ask(form, wait.signal);
+      answer = await ask(form, wait.signal, exact);
     } catch (e) {
       failure = e;
     } finally {
@@ -346,7 +359,7 @@ export class ApprovalGate {
     const durationMs = Math.round(performance.now() - started);
     const kind = answer?.action === 'accept' ? acceptedKind(answer.content, offered) : undefined;
     const answered = kind ?? (answer ? (answer.action === 'accept' ? 'invalid' : answer.action) : s.signal.aborted ? 'cancelled' : timedOut ? 'timeout' : 'error');
-    record({ event: 'answered', answer: answered, durationMs });
+    record({ event: 'answered', answer: answered, durationMs, ...rounds });
     if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled while a human was asked`);
     if (!kind) {
       const why = answered === 'timeout' ? `no answer came within ${this.settings.timeoutMs} ms ([approvals] timeoutMs)`
@@ -373,26 +386,6 @@ export class ApprovalGate {
     if (kind === 'always') {
       this.store!.add({ key, sha256: s.extension.sha256, extension: s.extension.file, tool: s.tool, op: request.op, target });
     }
-  }
-
-  /** The question put in a round (2026-07-28): the call ends with it. */
-  private askInRound(
-    round: ApprovalRound, text: string, request: ApprovalRequest, s: ApprovalSubject, decided: { rule: string }, what: string, key: string,
-    record: (fields: Record<string, unknown>) => void,
-  ): void {
-    if (s.signal.aborted) throw new PermissionError(`${what}: the call was cancelled before a human could be asked`);
-    const max = this.settings.maxQuestionsPerCall;
-    if (round.asked >= max) {
-      record({ event: 'unasked', rule: '[approvals] maxQuestionsPerCall' });
-      throw new PermissionError(
-        `${what} without a human's approval (${decided.rule} requires it), and this call has already put ${max} questions to a human, ` +
-        `the most [approvals] maxQuestionsPerCall allows; to allow more, set maxQuestionsPerCall = ${Math.min(max * 2, 10_000)} under [approvals] in kiln.toml`,
-      );
-    }
-    const offered = this.offered(s);
-    record({ event: 'asked', rule: decided.rule, round: true });
-    round.ask(key, approvalForm(text, s, decided.rule, offered), offered);
-    throw new PermissionError(`${what}: a human is asked first (the call ends with the question, and runs again with the answer)`);
   }
 }
 
