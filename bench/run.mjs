@@ -336,14 +336,15 @@ async function httpServer(args, revision) {
   let id = 0;
   let sid;
   const post = async (method, params, extra = {}) => {
-    const modern = revision === 'modern';
+    const modern = revision === 'modern' || revision === 'modern-session';
     const h = { ...headers, ...extra, ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}), ...(modern ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params?.name ? { 'mcp-name': params.name } : {}) } : {}) };
-    const r = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: modern ? { ...params, _meta: ENVELOPE } : params }) });
+    const meta = { ...ENVELOPE, ...(revision === 'modern-session' ? { session: 'bench' } : {}) };
+    const r = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: modern ? { ...params, _meta: meta } : params }) });
     if (!sid && !modern) sid = r.headers.get('mcp-session-id') ?? undefined;
     const text = await r.text();
     return text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').filter((l) => l.startsWith('data: {')).pop().slice(6));
   };
-  if (revision !== 'modern') {
+  if (revision === 'legacy') {
     await post('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
     await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
   }
@@ -367,7 +368,10 @@ await section('revisions', async () => {
   const [h25, h26] = [await httpServer([artifactFile], 'legacy'), await httpServer([artifactFile], 'modern')];
   const http = await interleaved({ call: timed(() => h25.call('hello.noop')), close: h25.close }, { call: timed(() => h26.call('hello.noop')), close: h26.close });
   row('no-op call over HTTP, 2025-11-25 (p50 / p99)', p(http.kiln), '', 'fetch on one MCP session');
-  row('no-op call over HTTP, 2026-07-28 (p50 / p99)', p(http.peer), '', `${(median(http.peer) / median(http.kiln)).toFixed(2)}× 2025's (interleaved; no session, a server object per request)`);
+  row('no-op call over HTTP, 2026-07-28, no session named (p50 / p99)', p(http.peer), '', `${(median(http.peer) / median(http.kiln)).toFixed(2)}× 2025's (interleaved; a server object and a session of its own, so a new guest, per call)`);
+  const [n26, n25] = [await httpServer([artifactFile], 'modern-session'), await httpServer([artifactFile], 'legacy')];
+  const named = await interleaved({ call: timed(() => n25.call('hello.noop')), close: n25.close }, { call: timed(() => n26.call('hello.noop')), close: n26.close });
+  row('no-op call over HTTP, 2026-07-28, a named session (p50 / p99)', p(named.peer), '', `${(median(named.peer) / median(named.kiln)).toFixed(2)}× 2025's in the same run (interleaved; the session's guest kept)`);
   // An approval asked and answered at once: 2025's elicitation/create on the open call, 2026's input_required and retry.
   const { mkdtempSync, writeFileSync: write } = await import('node:fs');
   const { tmpdir } = await import('node:os');
@@ -391,7 +395,7 @@ await section('revisions', async () => {
   a25.close();
   a26.close();
   row('approval round trip, 2025-11-25 (p50 / p99)', p(lat.l), '', 'tools/call → elicitation/create → answer → result (raw client, answered at once)');
-  row('approval round trip, 2026-07-28 (p50 / p99)', p(lat.m), '', 'tools/call → input_required → retry with the answer and requestState → result; the handler runs twice');
+  row('approval round trip, 2026-07-28 (p50 / p99)', p(lat.m), '', 'tools/call → input_required → retry with the answer and requestState → result (the call waits, the retry resumes it)');
 });
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----

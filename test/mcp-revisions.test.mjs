@@ -347,6 +347,69 @@ defineTool({ name: 'drift.count', exposeAsTool: true, allow: { commands: { touch
   assert.ok(existsSync(marker));
 });
 
+test('2026 approvals: a call is never run again where it asked; a retry refused for its answer keeps its state; waiting calls are bounded; logs go to their own call', { timeout: 180_000 }, async (t) => {
+  const srv = await startServer(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'rr.ts'), `
+defineTool({ name: 'rr.two', exposeAsTool: true, allow: { net: ['127.0.0.1:${srv.port}'] }, handler: async () => {
+  await fetch('http://127.0.0.1:${srv.port}/hello?a');
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 200);   // the guest gives up on its own question
+  try { await fetch('http://127.0.0.1:${srv.port}/hello?b', { signal: ac.signal }); } catch {}
+  return 'done';
+} });
+defineTool({ name: 'rr.one', exposeAsTool: true, allow: { net: ['127.0.0.1:${srv.port}'] }, handler: async () => {
+  const r = await fetch('http://127.0.0.1:${srv.port}/hello?one'); await r.text(); return 'one';
+} });
+`);
+  const config = join(dir, 'kiln.toml');
+  writeFileSync(config, `extensions = ["./rr.ts"]\n[audit]\npath = "audit.jsonl"\n[[approvals.rules]]\nop = ["net"]\nverdict = "require"\n[mcp]\nmaxWaitingCalls = 2\n`);
+  const rpc = rawClient((await httpServer(t, config)).url);
+  const audit = join(dir, 'audit.jsonl');
+
+  // The question the guest abandoned: its retry is refused, and nothing ran twice.
+  const q1 = (await rpc('tools/call', { name: 'rr.two', arguments: {}, _meta: { session: 's1' } }, 'rr.two')).result;
+  const q2 = (await rpc('tools/call', { name: 'rr.two', arguments: {}, requestState: q1.requestState, inputResponses: accept(), _meta: { session: 's1' } }, 'rr.two')).result;
+  assert.equal(q2.resultType, 'input_required', 'the second fetch is asked');
+  assert.ok(await waitUntil(() => auditLines(audit).some((l) => l.event === 'answered' && l.answer === 'cancelled')), 'the guest gave up on it');
+  const late = await rpc('tools/call', { name: 'rr.two', arguments: {}, requestState: q2.requestState, inputResponses: accept(), _meta: { session: 's1' } }, 'rr.two');
+  assert.ok(refusedState(late), JSON.stringify(late));
+  assert.deepEqual(refusals(audit), ['ended']);
+  assert.equal(srv.hits.filter((h) => h.path === '/hello').length, 1, 'the approved fetch ran once');
+
+  // A retry whose answer is malformed is refused without spending its state: the right retry then resumes.
+  const one = (await rpc('tools/call', { name: 'rr.one', arguments: {} }, 'rr.one')).result;
+  const bad = await rpc('tools/call', { name: 'rr.one', arguments: {}, requestState: one.requestState, inputResponses: { 'kiln.approval': { action: 'yes' } } }, 'rr.one');
+  assert.equal(bad.error?.code, -32602);
+  const good = await rpc('tools/call', { name: 'rr.one', arguments: {}, requestState: one.requestState, inputResponses: accept() }, 'rr.one');
+  assert.equal(good.result.content[0].text, 'one');
+
+  // At most [mcp] maxWaitingCalls of a client's calls wait; the next is refused unasked.
+  const waiting = [];
+  for (let i = 0; i < 2; i++) waiting.push((await rpc('tools/call', { name: 'rr.one', arguments: {} }, 'rr.one')).result);
+  assert.ok(waiting.every((w) => w.resultType === 'input_required'));
+  const third = (await rpc('tools/call', { name: 'rr.one', arguments: {} }, 'rr.one')).result;
+  assert.match(third.content[0].text, /2 calls of this client already wait for a human's answer \(\[mcp\] maxWaitingCalls\)/);
+  for (const w of waiting) await rpc('tools/call', { name: 'rr.one', arguments: {}, requestState: w.requestState, inputResponses: { 'kiln.approval': { action: 'decline' } } }, 'rr.one');
+  assert.equal((await rpc('tools/call', { name: 'rr.one', arguments: {} }, 'rr.one')).result.resultType, 'input_required', 'room again');
+});
+
+test('2026 logs go to the request of the call whose guest logged them: run_script\'s session is its own', { timeout: 60_000 }, async (t) => {
+  const w = workspace(t);
+  const { url } = await httpServer(t, w.config);
+  const post = (body) => fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'run_script' },
+    body: JSON.stringify(body),
+  }).then((r) => r.text());
+  const meta = (extra) => ({ ...ENVELOPE(), 'io.modelcontextprotocol/logLevel': 'debug', ...extra });
+  const victim = post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_script', arguments: { session: 'victim', code: "await new Promise((r) => setTimeout(r, 500)); console.log('VICTIM-LOG'); 1" }, _meta: meta() } });
+  const other = post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_script', arguments: { session: 'other', code: "await new Promise((r) => setTimeout(r, 1500)); 2" }, _meta: meta({ session: 'victim' }) } });
+  const [v, o] = await Promise.all([victim, other]);
+  assert.match(v, /VICTIM-LOG/, 'the log went with its own call');
+  assert.doesNotMatch(o, /VICTIM-LOG/, 'and not to another call naming that session');
+});
+
 // ---- tasks ---------------------------------------------------------------------------------------------------
 
 test('Tasks extension (2026): a call becomes a task; its approval goes through tasks/get and tasks/update; tasks/cancel stops it', { timeout: 120_000 }, async (t) => {

@@ -85,6 +85,7 @@
 //   tasks = true                # 2026-07-28 clients declaring the Tasks extension may get a long call as a task
 //   taskAfterMs = 1000          # a call still running this long becomes a task (0: every call at once)
 //   taskTtlMs = 3600000         # a task (and its result) is kept this long after it was created
+//   maxWaitingCalls = 16        # 2026-07-28 calls of one client waiting for a human's answer at once
 //   stateKeyFile = "state.key"  # relative to this file: the key signing requestState (KILN_STATE_KEY wins)
 //
 //   [http]                      # kiln mcp --http HOST:PORT
@@ -144,11 +145,13 @@ export interface McpSettings {
   taskAfterMs: number;
   /** How long a task and its result are kept after it was created. */
   taskTtlMs: number;
+  /** How many of one client's 2026-07-28 calls may wait for a human's answer at once (each holds its guest). */
+  maxWaitingCalls: number;
   /** The file holding the requestState key(s), one a line, the first signing (KILN_STATE_KEY wins). */
   stateKeyFile?: string;
 }
 
-export const DEFAULT_MCP: McpSettings = { pageSize: 100, toolNames: 'declared', tasks: true, taskAfterMs: 1000, taskTtlMs: 3_600_000 };
+export const DEFAULT_MCP: McpSettings = { pageSize: 100, toolNames: 'declared', tasks: true, taskAfterMs: 1000, taskTtlMs: 3_600_000, maxWaitingCalls: 16 };
 
 /** tools/list's cache hint when [mcp] listTtlMs is not set and nothing is watched. */
 export const DEFAULT_LIST_TTL_MS = 60_000;
@@ -373,6 +376,7 @@ function readMcp(file: string, v: unknown): McpSettings {
     else if (k === 'listTtlMs') out.listTtlMs = integer(k, x, MAX_LIST_TTL_MS);
     else if (k === 'taskAfterMs') out.taskAfterMs = integer(k, x, 2 ** 31 - 1);
     else if (k === 'taskTtlMs') out.taskTtlMs = integer(k, x, 2 ** 31 - 1, 1000);
+    else if (k === 'maxWaitingCalls') out.maxWaitingCalls = integer(k, x, 10_000, 1);
     else if (k === 'toolNames') {
       if (!TOOL_NAMINGS.includes(x as ToolNaming)) throw new ConfigError(`${file}: [mcp] toolNames must be ${TOOL_NAMINGS.map((n) => `"${n}"`).join(' or ')} (found ${JSON.stringify(x)})`);
       out.toolNames = x as ToolNaming;
@@ -382,7 +386,7 @@ function readMcp(file: string, v: unknown): McpSettings {
     } else if (k === 'stateKeyFile') {
       if (typeof x !== 'string' || !x) throw new ConfigError(`${file}: [mcp] stateKeyFile must be a file path`);
       out.stateKeyFile = resolve(dirname(file), x);
-    } else throw new ConfigError(`${file}: [mcp] has an unknown key "${k}" (pageSize, toolNames, listTtlMs, tasks, taskAfterMs, taskTtlMs, stateKeyFile)`);
+    } else throw new ConfigError(`${file}: [mcp] has an unknown key "${k}" (pageSize, toolNames, listTtlMs, tasks, taskAfterMs, taskTtlMs, maxWaitingCalls, stateKeyFile)`);
   }
   return out;
 }

@@ -18,11 +18,18 @@
 //    is a refusal of that operation, never an approval.
 //  - A waiting call is resumed only by the retry whose state names its question (a state opens once), and
 //    is found by that id alone: who may retry is decided by the state's binding (principal, session, tool,
-//    arguments).
+//    arguments). A retry that comes back to the process that asked after its call stopped waiting (the
+//    question timed out, the call was cancelled, its session closed) is refused: a call is never run again
+//    where it ran. Its state expires when the wait for its question ends.
+//  - At most [mcp] maxWaitingCalls of one principal's calls wait at once (each holds its guest); a question
+//    past that is refused, unasked.
 import { randomBytes } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import type { AnswerKind, ApprovalRound, ElicitAnswer, ElicitForm } from '../policy/approvals/gate.js';
 import type { RequestStates, StateAnswer, StateBinding, StatePayload } from './request-state.js';
+
+/** How many of one client's calls may wait for an answer at once ([mcp] maxWaitingCalls). */
+export const DEFAULT_MAX_WAITING = 16;
 
 /** The key of kiln's question among a result's `inputRequests`. */
 export const APPROVAL_INPUT = 'kiln.approval';
@@ -76,6 +83,8 @@ interface Question {
   key: string;
   form: ElicitForm;
   offered: AnswerKind[];
+  /** When it was put (its state expires when the wait for it ends: [approvals] timeoutMs later). */
+  askedAt: number;
   answer: (a: ElicitAnswer) => void;
 }
 
@@ -100,15 +109,21 @@ export class LiveCall {
   private wake?: () => void;
   private result?: Promise<CallToolResult>;
 
-  constructor(private readonly waiting: WaitingCalls, readonly stop: AbortController) {}
+  /** `principal`: whose call it is (at most WaitingCalls' `max` of a principal's calls wait at once). */
+  constructor(private readonly waiting: WaitingCalls, readonly stop: AbortController, private readonly principal: string) {}
 
   /** The gate's asker (policy/approvals/gate.ts Asker): the question waits here until a retry answers it. */
   readonly ask = (form: ElicitForm, signal: AbortSignal, key: string): Promise<ElicitAnswer> => new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
+    const release = this.waiting.admit(this.principal);
+    if (!release) {
+      return reject(new Error(`${this.waiting.max} calls of this client already wait for a human's answer ([mcp] maxWaitingCalls); answer them first`));
+    }
     const q: Question = {
-      id: randomBytes(16).toString('base64url'), key, form, offered: offeredOf(form),
+      id: randomBytes(16).toString('base64url'), key, form, offered: offeredOf(form), askedAt: Date.now(),
       answer: (a) => {
         signal.removeEventListener('abort', onAbort);
+        release();
         resolve(a);
       },
     };
@@ -116,6 +131,7 @@ export class LiveCall {
       const i = this.questions.indexOf(q);
       if (i >= 0) this.questions.splice(i, 1);
       this.waiting.drop(q.id);
+      release();
       reject(signal.reason);
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -135,7 +151,7 @@ export class LiveCall {
         const requestState = states.mint({
           pr: binding.principal, ss: binding.session, tool: binding.tool, args: binding.args,
           ok: this.answers, ask: { key: q.key, offered: q.offered }, jti: q.id,
-        }, ttlMs);
+        }, Math.max(0, ttlMs - (Date.now() - q.askedAt)));
         return {
           resultType: 'input_required',
           inputRequests: { [APPROVAL_INPUT]: { method: 'elicitation/create', params: q.form } },
@@ -163,9 +179,32 @@ export class LiveCall {
   }
 }
 
-/** The calls of this process waiting for a retry, by the id of the question (the state's id). */
+/** The calls of this process waiting for a retry, by the id of the question (the state's id); at most `max` of
+ *  one principal's questions open at once (each call holds its guest while it waits). */
 export class WaitingCalls {
   private readonly byQuestion = new Map<string, { call: LiveCall; question: Question }>();
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly limit: () => number = () => DEFAULT_MAX_WAITING) {}
+
+  get max(): number {
+    return this.limit();
+  }
+
+  /** A place for one more of `principal`'s questions, and the function that gives it back; undefined when full. */
+  admit(principal: string): (() => void) | undefined {
+    const n = this.open.get(principal) ?? 0;
+    if (n >= this.max) return undefined;
+    this.open.set(principal, n + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.open.get(principal) ?? 1) - 1;
+      if (left > 0) this.open.set(principal, left);
+      else this.open.delete(principal);
+    };
+  }
 
   hold(id: string, call: LiveCall, question: Question): void {
     this.byQuestion.set(id, { call, question });

@@ -232,12 +232,15 @@ export class McpHost {
     return toTool.get(name) ?? (asShown.has(name) ? name : undefined);
   }
 
-  /** Aborted by `stopCalls`: every call running, or started after, is stopped with its reason. */
-  private readonly stopping = new AbortController();
+  /** Each running call's own signal (stopCalls aborts them all); `stopped`: why calls are stopped from now on. */
+  private readonly running = new Set<AbortController>();
+  private stopped: CallStoppedError | undefined;
 
-  /** Stop every call now (the server is stopping): each is answered with `reason` (CallStoppedError). */
+  /** Stop every call now (the server is stopping): each, and every call after, is answered with `reason`
+   *  (CallStoppedError). */
   stopCalls(reason: string): void {
-    this.stopping.abort(new CallStoppedError(reason));
+    this.stopped = new CallStoppedError(reason);
+    for (const c of this.running) c.abort(this.stopped);
   }
 
   /** Call tool `name` (as the client names it) with `args`; `meta`: the request's `_meta` (session, progressToken). */
@@ -246,12 +249,12 @@ export class McpHost {
     // The call's signal: the transport's (the client cancelled, or went away), or stopCalls'.
     const both = new AbortController();
     const cancel = both.signal;
-    const byServer = () => both.abort(this.stopping.signal.reason);
-    if (opts.signal?.aborted || this.stopping.signal.aborted) both.abort(opts.signal?.aborted ? opts.signal.reason : this.stopping.signal.reason);
     const clientSignal = opts.signal;
     const fromClient = () => both.abort(clientSignal?.reason);
+    if (clientSignal?.aborted) fromClient();
+    else if (this.stopped) both.abort(this.stopped);
     clientSignal?.addEventListener('abort', fromClient, { once: true });
-    this.stopping.signal.addEventListener('abort', byServer, { once: true });
+    this.running.add(both);
     const token = meta?.progressToken;
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
@@ -259,10 +262,10 @@ export class McpHost {
     const named = typeof meta?.session === 'string' ? meta.session : opts.session === undefined ? 'default' : opts.session;
     const sessionName = named ?? `call:${randomUUID()}`;
     // While it runs (not while it waits its turn), the call's guest's log lines go with it.
-    const logged = <T>(unit: string, run: () => Promise<T>): Promise<T> => {
+    const logged = <T>(unit: string, run: () => Promise<T>, session = sessionName): Promise<T> => {
       const sink = opts.log;
       if (!sink) return run();
-      const key = logKey(sessionName, unit);
+      const key = logKey(session, unit);
       this.callLogs.set(key, sink);
       return run().finally(() => {
         if (this.callLogs.get(key) === sink) this.callLogs.delete(key);
@@ -278,7 +281,7 @@ export class McpHost {
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
         if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
         const target = (a.session as string | undefined) ?? sessionName;
-        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => logged(SCRIPT_UNIT, () => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via })), cancel));
+        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => logged(SCRIPT_UNIT, () => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via }), target), cancel));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
         const target = typeof args?.session === 'string' ? args.session : sessionName;
@@ -294,7 +297,7 @@ export class McpHost {
     } finally {
       progress?.close();
       clientSignal?.removeEventListener('abort', fromClient);
-      this.stopping.signal.removeEventListener('abort', byServer);
+      this.running.delete(both);
       if (named === null) this.sessions.close(sessionName); // a call's own session ends with it
     }
   }

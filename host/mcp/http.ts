@@ -160,7 +160,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const keys = readStateKeys(process.env.KILN_STATE_KEY, mcpSettings.stateKeyFile);
   if (!keys) log('kiln: no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart');
   const setup: ServerSetup = {
-    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(), waiting: new WaitingCalls(),
+    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(), waiting: new WaitingCalls(() => mcp.settings.maxWaitingCalls),
     stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
   };
   const principal = principalOf(token);

@@ -30,6 +30,8 @@ export interface StatePayload {
   exp: number;
   /** Its id: spent when the state is accepted. */
   jti: string;
+  /** The process that minted it (`RequestStates.process`): a retry it comes back to is never run again there. */
+  px: string;
   /** The principal, the kiln session ("" for a call's own ephemeral session), the tool as called, the
    *  arguments' digest (`argumentsDigest`). */
   pr: string;
@@ -43,7 +45,7 @@ export interface StatePayload {
 }
 
 /** Why a state was refused (the audit log's `reason`). */
-export type StateRefusal = 'malformed' | 'key' | 'mac' | 'expired' | 'binding' | 'replayed';
+export type StateRefusal = 'malformed' | 'key' | 'mac' | 'expired' | 'binding' | 'replayed' | 'ended';
 
 export class StateRefusedError extends KilnError {
   override name = 'StateRefusedError';
@@ -137,29 +139,34 @@ export class RequestStates {
   /** True when the key was made for this process (nobody configured one). */
   readonly ephemeral: boolean;
 
+  /** This process, as the states it mints name it. */
+  readonly process = randomBytes(9).toString('base64url');
+
   constructor(keys: Buffer[] | undefined, private readonly spent: SpentStates = new SpentInMemory(), private readonly now: () => number = Date.now) {
     this.ephemeral = !keys?.length;
     this.ring = (keys?.length ? keys : [randomBytes(32)]).map((key) => ({ kid: createHash('sha256').update(key).digest('hex').slice(0, 8), key }));
   }
 
   /** A state for `payload` (minus its iat and exp; a random id unless it names one), valid for `ttlMs`. */
-  mint(payload: Omit<StatePayload, 'v' | 'iat' | 'exp' | 'jti'> & { jti?: string }, ttlMs: number): string {
+  mint(payload: Omit<StatePayload, 'v' | 'iat' | 'exp' | 'jti' | 'px'> & { jti?: string }, ttlMs: number): string {
     const iat = this.now();
-    const full: StatePayload = { v: 1, iat, exp: iat + ttlMs, ...payload, jti: payload.jti ?? b64(randomBytes(16)) };
+    const full: StatePayload = { v: 1, iat, exp: iat + ttlMs, ...payload, jti: payload.jti ?? b64(randomBytes(16)), px: this.process };
     const { kid, key } = this.ring[0];
     const head = `ks1.${kid}.${b64(JSON.stringify(full))}`;
     return `${head}.${b64(createHmac('sha256', key).update(head).digest())}`;
   }
 
   /** The payload of `state` when it is one kiln minted, unexpired, for exactly `binding`, and never accepted
-   *  before (it is spent now); a StateRefusedError otherwise. */
-  async open(state: unknown, binding: StateBinding): Promise<StatePayload> {
+   *  before (it is spent now, once `check` has accepted the rest of the retry: a retry refused for what it
+   *  carries besides the state does not spend it); a StateRefusedError otherwise. */
+  async open<T>(state: unknown, binding: StateBinding, check: (payload: StatePayload) => T): Promise<{ payload: StatePayload; checked: T }> {
     const payload = this.verify(state);
     if (payload.pr !== binding.principal || payload.ss !== binding.session || payload.tool !== binding.tool || payload.args !== binding.args) {
       throw new StateRefusedError('binding');
     }
+    const checked = check(payload);
     if (!(await this.spent.claim(payload.jti, payload.exp))) throw new StateRefusedError('replayed');
-    return payload;
+    return { payload, checked };
   }
 
   /** The payload of a state whose MAC verifies and that has not expired. */

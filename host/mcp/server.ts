@@ -190,19 +190,25 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
   let answers: [string, StateAnswer][] = [];
   const state = ctx.mcpReq.requestState();
   if (state !== undefined) {
-    let payload;
+    let opened;
     try {
-      payload = await setup.states.open(state, binding);
+      opened = await setup.states.open(state, binding, (p) => answerOf(ctx.mcpReq.inputResponses, p.ask));
     } catch (e) {
       if (!(e instanceof StateRefusedError)) throw e;
       setup.stateRefused?.(e.reason, name);
       throw invalidState();
     }
-    const { elicit, answer } = answerOf(ctx.mcpReq.inputResponses, payload.ask);
+    const { payload, checked: { elicit, answer } } = opened;
     const waiting = setup.waiting.take(payload.jti);
     if (waiting) {
       const { call: held, question } = waiting;
       return serveLeg(held, leg, ctx, () => held.answer(question, elicit, answer), () => held.next(undefined, setup.states, binding, ttlMs));
+    }
+    // This process asked, and the call is no longer waiting (its question timed out, was cancelled, or its
+    // session closed): the call is over, and is never run again here.
+    if (payload.px === setup.states.process) {
+      setup.stateRefused?.('ended', name);
+      throw invalidState();
     }
     // The call that asked is not held here (another replica, a restart): it runs again with every answer.
     answers = [...payload.ok, [payload.ask.key, answer]];
@@ -213,7 +219,7 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
   const onGone = () => stop.abort(gone!.reason);
   if (gone?.aborted) onGone();
   else gone?.addEventListener('abort', onGone, { once: true });
-  const live = new LiveCall(setup.waiting, stop);
+  const live = new LiveCall(setup.waiting, stop, c.principal);
   const round = answers.length ? new Round(answers) : undefined;
   const via: AskVia = isRecord(declared(ctx)?.elicitation)
     ? { ask: live.ask, rounds: true, round, sessionOutlivesCall: session !== null }

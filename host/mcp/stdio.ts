@@ -9,6 +9,7 @@
 //    client that writes its requests and closes its end gets all its answers. Questions put to the client
 //    (2025 elicitation) end at once: their answers can no longer come. With nothing pending it exits at once.
 //  - SIGTERM/SIGINT: exit now; every session closes and every child process is killed.
+import { setMaxListeners } from 'node:events';
 import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type Server, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio as serveEras, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
@@ -88,10 +89,11 @@ export async function serveStdio(registry: Registry, version: string, settings: 
   const host = new McpHost(registry, log);
   host.settings = settings;
   const gone = new AbortController();
+  setMaxListeners(0, gone.signal); // every call waiting for an answer listens to it
   const setup: ServerSetup = {
     host, version, listChanged: watch !== undefined,
     states: new RequestStates(readStateKeys(process.env.KILN_STATE_KEY, settings.stateKeyFile)),
-    tasks: new Tasks(), waiting: new WaitingCalls(),
+    tasks: new Tasks(), waiting: new WaitingCalls(() => host.settings.maxWaitingCalls),
     stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
   };
   // The server objects alive on this connection: the pinned one (and, briefly, a discarded discover probe).
