@@ -32,12 +32,13 @@ usage:
   kiln run <script> [path...] [--config FILE] [--timeout-ms N]
                                         run a script with the tools of the extensions named (or in
                                         ./kiln.toml); prints the value of its last expression as JSON
-  kiln mcp [path...] [--config FILE] [--http HOST:PORT] [--watch]
+  kiln mcp [path...] [--config FILE] [--http HOST:PORT] [--watch] [--log-format json|text]
                                         serve tools over MCP (stdio, or Streamable HTTP at /mcp with a bearer
-                                        token: KILN_TOKEN or [http] token); paths are files or directories;
-                                        --watch reloads changed, new and deleted files without a restart
-                                        (scanned recursively); with none, ./kiln.toml is read; the
-                                        config also sets the operator's [commands] ceiling
+                                        token: KILN_TOKEN, [http] token, [principals.*] or [http.oauth]);
+                                        paths are files or directories; --watch reloads changed, new and
+                                        deleted files without a restart (scanned recursively); with none,
+                                        ./kiln.toml is read; the config also sets the operator's [commands]
+                                        ceiling; --log-format: JSON lines (the default over HTTP) or text
   kiln bdd [paths...] [--tags EXPR] [--name REGEX] [--parallel N] [--format NAME[:FILE]]
                                         run Gherkin features (default features/) against step definitions
            [--world-parameters JSON] [--dry-run] [--fail-fast] [--retry N] [--retry-tag-filter EXPR]
@@ -251,8 +252,11 @@ async function run(argv: string[]): Promise<number> {
 }
 
 async function mcp(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' }, watch: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, http: { type: 'string' }, watch: { type: 'boolean' }, 'log-format': { type: 'string' } } });
   if (values.http !== undefined) (await import('./mcp/http.js')).parseListen(values.http); // a usage error, before anything loads
+  const logFormat = values['log-format'] ?? (values.http !== undefined ? 'json' : 'text');
+  if (logFormat !== 'json' && logFormat !== 'text') throw new UsageError(`--log-format takes json or text, not ${JSON.stringify(logFormat).slice(0, 40)}`);
+  if (values.http === undefined && values['log-format'] !== undefined) throw new UsageError('--log-format applies to kiln mcp --http (stdio writes text for people)');
   let config: KilnConfig | undefined;
   let configPath: string | undefined;
   const registry = await loadRegistry(positionals, values.config, true, false, (c, f) => {
@@ -271,7 +275,7 @@ async function mcp(argv: string[]): Promise<number> {
   }
   if (values.http !== undefined) {
     const { serveHttp } = await import('./mcp/http.js');
-    await serveHttp(registry, VERSION, values.http, config?.http, config?.mcp, watch.files || watch.config ? watch : undefined);
+    await serveHttp(registry, VERSION, values.http, { http: config?.http, principals: config?.principals, mcp: config?.mcp, logFormat, watch: watch.files || watch.config ? watch : undefined });
   } else {
     const { serveStdio } = await import('./mcp/stdio.js'); // the MCP SDK loads only for `kiln mcp`
     await serveStdio(registry, VERSION, config?.mcp, watch.files || watch.config ? watch : undefined);
@@ -319,5 +323,7 @@ main(process.argv.slice(2)).then(
     const usage = e instanceof UsageError || (typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_'));
     err(e instanceof KilnError || usage ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
     process.exitCode = usage ? 2 : e instanceof KilnError ? 1 : 70;
+    // A server that could not start ends now (its loaded extensions' threads would keep the process up).
+    if (process.argv[2] === 'mcp') setImmediate(() => process.exit());
   },
 );

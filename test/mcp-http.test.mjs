@@ -75,7 +75,7 @@ test('the token, the Host and the Origin are checked before anything else', asyn
   assert.match(none.text, /a bearer token is required/);
   assert.equal(none.challenge, 'Bearer');
   const wrong = await rawInitialize(url, { authorization: 'Bearer wrong-token-0123456789abcde' }, 0, true);
-  assert.match(wrong.text, /the bearer token is not this server's \(KILN_TOKEN or \[http\] token\)/);
+  assert.match(wrong.text, /the bearer token is not one this server takes \(KILN_TOKEN or \[http\] token, a \[principals\.\*\] token/);
   assert.doesNotMatch(wrong.text, /wrong-token/, 'the token given is not echoed');
   assert.equal(wrong.challenge, 'Bearer error="invalid_token"');
   assert.match((await rawInitialize(url, { authorization: `Basic ${TOKEN}` }, 0, true)).text, /must be "Bearer <token>"/);
@@ -120,9 +120,9 @@ test('a non-loopback address without a token is refused; on loopback kiln makes 
   writeFileSync(join(dir, 'h.ts'), SOURCE);
   const r = await kiln(['mcp', '--http', '0.0.0.0:0', dir], { env: { KILN_TOKEN: '' } });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /a non-loopback address needs a bearer token: set KILN_TOKEN or \[http\] token/);
+  assert.match(r.stderr, /a non-loopback address needs bearer tokens: set KILN_TOKEN or \[http\] token/);
   const { url, stderr } = await server(t, { KILN_TOKEN: '' });
-  const token = /this run's token: (\S+)/.exec(stderr())[1];
+  const token = /this run's token: ([\w-]+)/.exec(stderr())[1];
   const c = await client(t, url, token);
   assert.ok((await c.listTools()).tools.length > 0);
 });

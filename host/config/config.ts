@@ -46,6 +46,7 @@
 //   maxInstances = 256          # live guests across sessions; past it, idle sessions' guests are freed
 //   maxSessions = 1024          # sessions held; past it the least recently used idle one is closed
 //   isolation = "worker"        # "worker": a thread per session; "inline": guests on the server's thread
+//   store = "redis://127.0.0.1:6379"  # vars in a shared Redis/Valkey: any replica serves a session (default: memory)
 //
 //   [browser]                   # the browser tools declaring allow.browser drive (Playwright + Debian's chromium)
 //   enabled = true              # false: no tool gets page/context, whatever it declares
@@ -89,9 +90,26 @@
 //   stateKeyFile = "state.key"  # relative to this file: the key signing requestState (KILN_STATE_KEY wins)
 //
 //   [http]                      # kiln mcp --http HOST:PORT
-//   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins)
+//   token = "..."               # the bearer token clients send (KILN_TOKEN in the environment wins): principal "default"
 //   allowedHosts = ["kiln.internal:8080"]   # Host headers besides the listening address
 //   allowedOrigins = ["https://app.example"] # Origins browsers may call from (none by default)
+//   replica = "r1"              # this replica's name, at the start of the MCP session ids it makes (routing)
+//   drainMs = 10000             # on SIGTERM, how long calls in flight may take to finish
+//   drainNoticeMs = 2000        # on SIGTERM, how long requests are still taken (/readyz 503) before the listener closes
+//   [http.oauth]                # OAuth 2.1 bearer tokens (JWT), checked as a resource server: principal "oauth:<sub>"
+//   issuer = "https://auth.example.com"
+//   jwksUri = "https://auth.example.com/.well-known/jwks.json"
+//   audience = "https://kiln.example.com/mcp"   # this server: the tokens' aud, the metadata's resource
+//   scopes = ["mcp"]            # scopes a token must hold
+//
+//   [principals.alice]          # one client over HTTP ("default": the shared token's; "oauth:<sub>": a subject's)
+//   tokenSha256 = "9f86d0..."   # sha256 (hex) of its bearer token: kiln never stores the token
+//   tools = ["notes.*"]         # the tools it may list and call, its scripts' plugins[...] too (default: all)
+//   metrics = true              # may read /metrics
+//   [principals.alice.limits]
+//   timeoutMs = 10000           # its calls' time limit (the lower of this and the tool's)
+//   cpuMs = 2000
+//   maxSessions = 16            # kiln sessions it may hold at once
 //
 // The same settings may be written as kiln.yaml (or .yml) or kiln.json: one schema, the same messages
 // (config/document.ts reads the three formats; this module reads the settings from the document).
@@ -110,6 +128,7 @@ import { parseDocument } from './document.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
 import { ENV_NAME, TOOL_NAME } from '../extensions/manifest.js';
+import { STORE_SCHEMES } from '../sessions/store.js';
 import { TOOL_NAMINGS, type ToolNaming } from '../extensions/tool-names.js';
 import { ApprovalsConfigError, parseApprovals, type ApprovalSettings } from '../policy/approvals/settings.js';
 import { normalisePrefix } from '../capabilities/fs/prefix.js';
@@ -125,9 +144,29 @@ export interface KilnConfig {
   /** [test] steps: globs of kiln bdd's step files, relative to the config file (bdd/cli.ts has the defaults). */
   test: { steps?: string[] };
   /** [http]: the HTTP transport's settings (mcp/http.ts). */
-  http: { token?: string; allowedHosts: string[]; allowedOrigins: string[] };
+  http: { token?: string; allowedHosts: string[]; allowedOrigins: string[]; oauth?: OAuthSettings; replica?: string; drainMs?: number; drainNoticeMs?: number };
+  /** [principals.*]: the clients kiln tells apart over HTTP, by name (mcp/principals.ts). */
+  principals: Record<string, PrincipalSettings & { tokenSha256?: string }>;
   /** [mcp]: the protocol side (mcp/). */
   mcp: McpSettings;
+}
+
+/** What one principal may do (mcp/principals.ts). */
+export interface PrincipalSettings {
+  /** Glob patterns (`*`: any run of characters) of the tools it may list and call; unset: every tool. */
+  tools?: string[];
+  /** Whether it may read /metrics. */
+  metrics?: boolean;
+  /** Its own limits, each the lower of it and what the tool and the operator's [limits] say. */
+  limits?: { timeoutMs?: number; cpuMs?: number; maxSessions?: number };
+}
+
+/** [http.oauth]: the authorization server whose JWTs kiln takes. */
+export interface OAuthSettings {
+  issuer: string;
+  jwksUri: string;
+  audience: string;
+  scopes: string[];
 }
 
 /** [mcp]: what kiln's MCP servers do on either transport. */
@@ -178,7 +217,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'mcp', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'mcp', 'principals', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -198,6 +237,7 @@ export function readConfig(file: string): KilnConfig {
       fs: readFsSettings(file, doc.fs, (message) => new ConfigError(message)),
     },
     http: readHttp(file, doc.http),
+    principals: readPrincipals(file, doc.principals),
     mcp: readMcp(file, doc.mcp),
     test: readTest(file, doc.test),
   };
@@ -357,10 +397,70 @@ function readHttp(file: string, v: unknown): KilnConfig['http'] {
     return x as string[];
   };
   for (const k of Object.keys(v)) {
-    if (!['token', 'allowedHosts', 'allowedOrigins'].includes(k)) throw new ConfigError(`${file}: [http] has an unknown key "${k}"`);
+    if (!['token', 'allowedHosts', 'allowedOrigins', 'oauth', 'replica', 'drainMs', 'drainNoticeMs'].includes(k)) throw new ConfigError(`${file}: [http] has an unknown key "${k}" (token, allowedHosts, allowedOrigins, oauth, replica, drainMs, drainNoticeMs)`);
   }
   if (v.token !== undefined && (typeof v.token !== 'string' || v.token.length < 16)) throw new ConfigError(`${file}: [http] token must be a string of at least 16 characters`);
-  return { token: v.token as string | undefined, allowedHosts: list('allowedHosts'), allowedOrigins: list('allowedOrigins') };
+  if (v.replica !== undefined && (typeof v.replica !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(v.replica))) throw new ConfigError(`${file}: [http] replica must be 1 to 32 letters, digits, _ or -`);
+  for (const k of ['drainMs', 'drainNoticeMs']) {
+    if (v[k] !== undefined && !(Number.isInteger(v[k]) && (v[k] as number) >= 0 && (v[k] as number) <= 2 ** 31 - 1)) throw new ConfigError(`${file}: [http] ${k} must be a non-negative integer`);
+  }
+  return {
+    token: v.token as string | undefined, allowedHosts: list('allowedHosts'), allowedOrigins: list('allowedOrigins'),
+    ...(v.oauth !== undefined ? { oauth: readOAuth(file, v.oauth) } : {}),
+    ...(v.replica !== undefined ? { replica: v.replica as string } : {}), ...(v.drainMs !== undefined ? { drainMs: v.drainMs as number } : {}),
+    ...(v.drainNoticeMs !== undefined ? { drainNoticeMs: v.drainNoticeMs as number } : {}),
+  };
+}
+
+function readOAuth(file: string, v: unknown): OAuthSettings {
+  if (!isTable(v)) throw new ConfigError(`${file}: [http.oauth] must be a table`);
+  for (const k of Object.keys(v)) if (!['issuer', 'jwksUri', 'audience', 'scopes'].includes(k)) throw new ConfigError(`${file}: [http.oauth] has an unknown key "${k}" (issuer, jwksUri, audience, scopes)`);
+  const url = (k: string) => {
+    if (typeof v[k] !== 'string' || !URL.canParse(v[k] as string) || !/^https?:/.test(v[k] as string)) throw new ConfigError(`${file}: [http.oauth] ${k} must be an http(s) URL`);
+    return v[k] as string;
+  };
+  const scopes = v.scopes ?? [];
+  if (!Array.isArray(scopes) || !scopes.every((x) => typeof x === 'string' && /^\S+$/.test(x))) throw new ConfigError(`${file}: [http.oauth] scopes must be a list of scope names`);
+  return { issuer: url('issuer'), jwksUri: url('jwksUri'), audience: url('audience'), scopes };
+}
+
+/** [principals.<name>]: each client's token digest, tools, metrics and limits. */
+function readPrincipals(file: string, v: unknown): KilnConfig['principals'] {
+  if (v === undefined) return {};
+  if (!isTable(v)) throw new ConfigError(`${file}: [principals] must be a table of name → settings`);
+  const out: KilnConfig['principals'] = {};
+  const digests = new Set<string>();
+  for (const [name, p] of Object.entries(v)) {
+    const where = `[principals."${name}"]`;
+    if (!/^[^\s\u0000-\u001f]{1,128}$/.test(name)) throw new ConfigError(`${file}: ${where}: a principal's name is 1 to 128 characters, no spaces or controls`);
+    if (!isTable(p)) throw new ConfigError(`${file}: ${where} must be a table`);
+    const settings: PrincipalSettings & { tokenSha256?: string } = {};
+    for (const [k, x] of Object.entries(p)) {
+      if (k === 'tokenSha256') {
+        if (typeof x !== 'string' || !/^[0-9a-fA-F]{64}$/.test(x)) throw new ConfigError(`${file}: ${where} tokenSha256 must be the sha256 of the token, 64 hex digits (printf %s "$TOKEN" | sha256sum)`);
+        if (name === 'default' || name.startsWith('oauth:')) throw new ConfigError(`${file}: ${where} names the ${name === 'default' ? 'shared token' : 'OAuth subject'}'s principal, which takes no tokenSha256`);
+        if (digests.has(x.toLowerCase())) throw new ConfigError(`${file}: ${where}: its tokenSha256 is another principal's too`);
+        digests.add(x.toLowerCase());
+        settings.tokenSha256 = x.toLowerCase();
+      } else if (k === 'tools') {
+        if (!Array.isArray(x) || !x.every((e) => typeof e === 'string' && /^[A-Za-z0-9_.*-]{1,64}$/.test(e))) throw new ConfigError(`${file}: ${where} tools must be a list of tool names or patterns (* for any run of characters)`);
+        settings.tools = x as string[];
+      } else if (k === 'metrics') {
+        if (typeof x !== 'boolean') throw new ConfigError(`${file}: ${where} metrics must be true or false`);
+        settings.metrics = x;
+      } else if (k === 'limits') {
+        if (!isTable(x)) throw new ConfigError(`${file}: ${where}.limits must be a table`);
+        settings.limits = {};
+        for (const [lk, lx] of Object.entries(x)) {
+          if (!['timeoutMs', 'cpuMs', 'maxSessions'].includes(lk)) throw new ConfigError(`${file}: ${where}.limits has an unknown key "${lk}" (timeoutMs, cpuMs, maxSessions)`);
+          if (typeof lx !== 'number' || !Number.isInteger(lx) || lx < 1 || lx > 2 ** 31 - 1) throw new ConfigError(`${file}: ${where}.limits ${lk} must be a positive integer`);
+          settings.limits[lk as 'timeoutMs'] = lx;
+        }
+      } else throw new ConfigError(`${file}: ${where} has an unknown key "${k}" (tokenSha256, tools, metrics, limits)`);
+    }
+    out[name] = settings;
+  }
+  return out;
 }
 
 function readMcp(file: string, v: unknown): McpSettings {
@@ -473,7 +573,12 @@ function readSessions(file: string, v: unknown): SessionSettings {
       out.isolation = x;
       continue;
     }
-    if (k !== 'idleTtlMs' && k !== 'maxInstances' && k !== 'maxSessions') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}"`);
+    if (k === 'store') {
+      if (typeof x !== 'string' || !URL.canParse(x) || !STORE_SCHEMES.includes(new URL(x).protocol)) throw new ConfigError(`${file}: [sessions] store must be a redis://, rediss://, valkey:// or valkeys:// URL (for example "redis://127.0.0.1:6379")`);
+      out.store = x;
+      continue;
+    }
+    if (k !== 'idleTtlMs' && k !== 'maxInstances' && k !== 'maxSessions') throw new ConfigError(`${file}: [sessions] has an unknown key "${k}" (idleTtlMs, maxInstances, maxSessions, isolation, store)`);
     if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ConfigError(`${file}: [sessions] ${k} must be a positive integer`);
     out[k] = x;
   }

@@ -123,8 +123,18 @@ export class Registry {
   /** [approvals]: CapabilityContext.approve. A reload keeps the same one (its session answers survive). */
   approvals: ApprovalGate;
 
-  /** The audit log, when the operator configured one ([audit] path). A reload keeps the same one. */
+  /** The audit log, when the operator configured one ([audit] path) or something observes its records
+   *  (`observe`). A reload keeps the same one. */
   audit: AuditLog | undefined;
+
+  /** Tell `fn` every audit record as it happens (calls, decisions, approvals), with or without an audit file. */
+  observe(fn: (record: Parameters<AuditLog['write']>[0]) => void): void {
+    if (!this.audit) { // before the first call (the gate's questions and answers go to the new log too)
+      this.audit = new AuditLog({ maxBytes: this.policy.audit.maxBytes, keep: this.policy.audit.keep });
+      this.approvals = new ApprovalGate(this.policy.approvals, this.audit);
+    }
+    this.audit.observers.push(fn);
+  }
 
   /** Load every file found under `paths`. One file's failure — whatever it is — is recorded for that file,
    *  and the rest load: a crafted artifact must never stop the server. */

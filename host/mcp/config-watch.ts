@@ -31,7 +31,8 @@ export interface ConfigWatch {
   current: KilnConfig;
 }
 
-export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: () => void): () => void {
+/** Watch `config`'s file; `reload` applies it now (SIGHUP), `stop` stops watching. */
+export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: () => void): { reload: () => void; stop: () => void } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const apply = () => {
@@ -80,7 +81,8 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
       if (stopped.length) host.notice('info', `stopped ${stopped.length} command(s) the new settings no longer grant: ${stopped.join(', ')}`);
       host.notice('info', `${config.file} changed: the new settings apply from the next call` +
         (needRestart.length ? `; ${needRestart.join(', ')} take effect after a restart` : ''));
-      if (JSON.stringify(host.allTools()) !== before) toolsChanged();
+      // A principal's listing is its [principals.*] tools' share of all tools: a changed table changes it too.
+      if (JSON.stringify(host.allTools()) !== before || JSON.stringify(prev.principals) !== JSON.stringify(next.principals)) toolsChanged();
     });
   };
   const name = basename(config.file);
@@ -95,8 +97,14 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
   } catch (e) {
     host.notice('error', `cannot watch ${config.file}: ${(e as Error).message}; config changes take a restart`);
   }
-  return () => {
-    clearTimeout(timer);
-    watcher?.close();
+  return {
+    reload: () => {
+      clearTimeout(timer);
+      apply();
+    },
+    stop: () => {
+      clearTimeout(timer);
+      watcher?.close();
+    },
   };
 }

@@ -15,17 +15,19 @@ import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
 import { CallStoppedError, KilnError, ToolError } from '../errors.js';
 import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
-import { guestLog } from '../untrusted/terminal.js';
 import type { Registry } from '../extensions/registry.js';
 import type { ToolEntry } from '../extensions/loaded.js';
-import { SCRIPT_UNIT, Sessions } from '../sessions/sessions.js';
+import { SCRIPT_UNIT, Sessions, validSessionName } from '../sessions/sessions.js';
 import { ScriptRunner } from '../sessions/scripts.js';
+import type { Session } from '../sessions/session.js';
 import { callTool } from '../sessions/call.js';
 import { GuestInstance } from '../engine/instance.js';
 import { withinReach, type Authority } from '../policy/authority.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools/tools.js';
 import type { AskVia } from '../policy/approvals/gate.js';
 import { annotations } from './annotations.js';
+import type { Principal } from './principals.js';
+import type { ServerLog } from './log.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';
 import { toolResult, type ToolResult } from './result.js';
@@ -92,6 +94,15 @@ export interface CallOptions {
   via?: AskVia;
   /** Also told the log lines of the call's session while the call runs (2026-07-28: logs go with a request). */
   log?: (source: string, level: string, message: string) => void;
+  /** Who calls (mcp/principals.ts): its sessions are its own, it sees only its tools, its limits apply. */
+  principal?: Principal;
+}
+
+/** Whether `name` is one of the tools a principal's patterns name (`*`: any run of characters). */
+export function principalMayCall(p: Principal | undefined, name: string): boolean {
+  const patterns = p?.settings.tools;
+  if (!patterns || name === CLOSE_SESSION_TOOL.name) return true;
+  return patterns.some((pat) => new RegExp(`^${pat.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(name));
 }
 
 export class McpHost {
@@ -116,7 +127,7 @@ export class McpHost {
   /** A message of kiln's own: on stderr as "kiln: text", and to every client as notifications/message from
    *  logger "kiln" (at or above the level the client chose; `sendNotice`). */
   notice(level: NoticeLevel, text: string): void {
-    this.log(`kiln: ${text}`);
+    this.log.kiln(text, level);
     this.onNotice?.(level, text);
   }
 
@@ -128,12 +139,12 @@ export class McpHost {
     ];
   }
 
-  constructor(readonly registry: Registry, private readonly log: (line: string) => void) {
+  constructor(readonly registry: Registry, readonly log: ServerLog) {
     this.sessions = new Sessions(
       registry.engine, 'mcp',
       (session, ext, level, message) => {
         const source = ext.artifact.manifest.source.name;
-        for (const line of guestLog([session, source], level, message)) this.log(line);
+        this.log.guest(session, source, level, message);
         this.onGuestLog?.(session, source, level, message);
         this.callLogs.get(logKey(session, ext.hostKind === 'script' ? SCRIPT_UNIT : ext.file))?.(source, level, message);
       },
@@ -155,15 +166,16 @@ export class McpHost {
   }
   private mcp: McpSettings = DEFAULT_MCP;
 
-  /** One page of the tools (`pageSize` of them: [mcp] pageSize; 0, all), from after `cursor`. */
-  listTools(cursor?: string, pageSize = this.mcp.pageSize): { tools: Tool[]; nextCursor?: string } {
-    const all = this.allTools();
+  /** One page of the tools `principal` may call (`pageSize` of them: [mcp] pageSize; 0, all), from after `cursor`. */
+  listTools(cursor?: string, pageSize = this.mcp.pageSize, principal?: Principal): { tools: Tool[]; nextCursor?: string } {
+    const all = this.allTools().filter((t) => principalMayCall(principal, t.name) || principalMayCall(principal, (t._meta?.[TOOL_NAME_META] as string | undefined) ?? t.name));
     let start = 0;
     if (cursor !== undefined) {
       const after = readCursor(cursor);
-      const own = OWN_TOOLS.findIndex((t) => t.name === after);
+      const owns = all.filter((t) => OWN_TOOLS.some((o) => o.name === t.name));
+      const own = owns.findIndex((t) => t.name === after);
       // kiln's own first, in their order; then by name: the first tool past the cursor's name.
-      start = own >= 0 ? own + 1 : OWN_TOOLS.length + countBelow(all.slice(OWN_TOOLS.length), after);
+      start = own >= 0 ? own + 1 : owns.length + countBelow(all.slice(owns.length), after);
     }
     if (pageSize === 0) return { tools: all.slice(start) };
     const tools = all.slice(start, start + pageSize);
@@ -213,6 +225,16 @@ export class McpHost {
     return [...OWN_TOOLS, ...tools];
   }
 
+  /** Refuses a session `principal` may not open: past its [principals.<name>.limits] maxSessions. */
+  private checkSessions(principal: Principal | undefined, session: string): void {
+    const max = principal?.settings.limits?.maxSessions;
+    if (max === undefined || this.sessions.has(session)) return;
+    const held = this.sessions.count(`${principal!.key}:`);
+    if (held >= max) {
+      throw new KilnError(`this client holds ${held} sessions, the most [principals."${principal!.id}".limits] maxSessions allows; close one (kiln_close_session) or raise maxSessions`);
+    }
+  }
+
   /** Why a client's `name` calls nothing: a name that several tools would be advertised as, or no such tool
    *  (and the files that did not load, which may have held it). */
   private notExposed(name: string): string {
@@ -235,6 +257,21 @@ export class McpHost {
   /** Each running call's own signal (stopCalls aborts them all); `stopped`: why calls are stopped from now on. */
   private readonly running = new Set<AbortController>();
   private stopped: CallStoppedError | undefined;
+
+  /** Calls running now. */
+  get callsInFlight(): number {
+    return this.running.size;
+  }
+
+  /** Resolves true once no call runs, false when `ms` pass first. */
+  async idle(ms: number): Promise<boolean> {
+    const end = Date.now() + ms;
+    while (this.running.size > 0) {
+      if (Date.now() >= end) return false;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return true;
+  }
 
   /** Stop every call now (the server is stopping): each, and every call after, is answered with `reason`
    *  (CallStoppedError). */
@@ -259,8 +296,16 @@ export class McpHost {
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
       : undefined;
+    const principal = opts.principal;
     const named = typeof meta?.session === 'string' ? meta.session : opts.session === undefined ? 'default' : opts.session;
-    const sessionName = named ?? `call:${randomUUID()}`;
+    // A principal's sessions are its own: the names it gives are in its own space (stdio has one client).
+    const own = (n: string) => (principal && principal.key !== 'stdio' ? `${principal.key}:${n}` : n);
+    const sessionName = own(named ?? `call:${randomUUID()}`);
+    const who = principal?.settings;
+    const caller = who && (who.limits || who.tools) ? {
+      ...who.limits, setting: `[principals."${principal!.id}".limits]`,
+      ...(who.tools ? { mayCall: (tool: string) => principalMayCall(principal, tool), mayCallSetting: `[principals."${principal!.id}"] tools` } : {}),
+    } : undefined;
     // While it runs (not while it waits its turn), the call's guest's log lines go with it.
     const logged = <T>(unit: string, run: () => Promise<T>, session = sessionName): Promise<T> => {
       const sink = opts.log;
@@ -271,7 +316,18 @@ export class McpHost {
         if (this.callLogs.get(key) === sink) this.callLogs.delete(key);
       });
     };
+    // A call is answered once what it wrote to its session's vars is in the shared store (sessions/store.ts).
+    const stored = async <T>(session: Session, run: () => Promise<T>): Promise<T> => {
+      try {
+        return await run();
+      } finally {
+        await session.flushVars();
+      }
+    };
     try {
+      if (OWN_TOOLS.some((t) => t.name === name) && !principalMayCall(principal, name)) return errorResult(new KilnError(this.notExposed(name)));
+      if (named !== null && !validSessionName(named)) throw new KilnError(`session name ${JSON.stringify(named.slice(0, 140))} must be 1-128 characters of letters, digits and . _ : @ -`);
+      if (!OWN_TOOLS.some((t) => t.name === name)) this.checkSessions(principal, sessionName); // run_script checks its own target
       if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
       if (name === RUN_SCRIPT_TOOL.name) {
         // Always a protocol-level success: the script's own outcome is in `status`.
@@ -280,26 +336,35 @@ export class McpHost {
           : a.session !== undefined && typeof a.session !== 'string' ? 'session must be a string'
           : a.timeoutMs !== undefined && !(Number.isInteger(a.timeoutMs) && (a.timeoutMs as number) > 0) ? 'timeoutMs must be a positive integer' : undefined;
         if (bad) return this.ok({ status: 'error', result: null, logs: [], error: { name: 'InvalidArgumentsError', message: bad, stack: '' } });
-        const target = (a.session as string | undefined) ?? sessionName;
-        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => logged(SCRIPT_UNIT, () => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via }), target), cancel));
+        if (a.session !== undefined && !validSessionName(a.session as string)) throw new KilnError(`session name ${JSON.stringify((a.session as string).slice(0, 140))} must be 1-128 characters of letters, digits and . _ : @ -`);
+        const target = a.session !== undefined ? own(a.session as string) : sessionName;
+        this.checkSessions(principal, target);
+        return this.ok(await this.sessions.run(target, SCRIPT_UNIT, (s) => logged(SCRIPT_UNIT, () => stored(s, () => this.scripts.run(s, a.code as string, { timeoutMs: a.timeoutMs as number | undefined, signal: cancel, via, caller })), target), cancel));
       }
       if (name === CLOSE_SESSION_TOOL.name) {
-        const target = typeof args?.session === 'string' ? args.session : sessionName;
-        return this.ok({ session: target, closed: this.sessions.close(target) });
+        const given = typeof args?.session === 'string' ? args.session : undefined;
+        return this.ok({ session: given ?? named ?? sessionName, closed: this.sessions.close(given !== undefined ? own(given) : sessionName, true) });
       }
       const tool = this.toolNamed(name);
       const entry = tool === undefined ? undefined : this.registry.tools.get(tool);
       if (!entry || !entry.manifest.exposeAsTool) return errorResult(new KilnError(this.notExposed(name)));
       const unit = entry.extension.file;
-      return this.ok(await this.sessions.run(sessionName, unit, (session) => logged(unit, () => callTool(this.registry, session, tool!, args ?? {}, cancel, progress, via)), cancel), `tool "${name}"`);
+      if (!principalMayCall(principal, name) && !principalMayCall(principal, tool!)) return errorResult(new KilnError(this.notExposed(name)));
+      return this.ok(await this.sessions.run(sessionName, unit, (session) => logged(unit, () => stored(session, () => callTool(this.registry, session, tool!, args ?? {}, cancel, progress, via, caller))), cancel), `tool "${name}"`);
     } catch (e) {
       return errorResult(e);
     } finally {
       progress?.close();
       clientSignal?.removeEventListener('abort', fromClient);
       this.running.delete(both);
-      if (named === null) this.sessions.close(sessionName); // a call's own session ends with it
+      if (named === null) this.sessions.close(sessionName, true); // a call's own session ends with it
     }
+  }
+
+  /** Keep sessions' vars in the shared store [sessions] store names, when it names one (sessions/store.ts). */
+  async openStore(): Promise<void> {
+    const { store, idleTtlMs } = this.registry.policy.sessions;
+    if (store) this.sessions.store = await (await import('../sessions/store.js')).openStore(store, idleTtlMs);
   }
 
   close(): void {

@@ -1,47 +1,77 @@
 // `kiln mcp --http HOST:PORT`: the MCP server over Streamable HTTP at /mcp, both protocol eras on one
-// endpoint. A request carrying an `Mcp-Session-Id`, or none and no 2026-07-28 envelope (`initialize`, 2025
-// GET/DELETE), is 2025-era: one MCP server object per MCP session (the SDK's web-standard transport, with an
-// event store so a broken stream resumes from `Last-Event-ID`). A request carrying the envelope is 2026-07-28:
-// answered by a server object made for it alone (the SDK's createMcpHandler), no transport session. All on
-// one McpHost (one registry, one set of sessions).
+// endpoint, for many clients (principals: mcp/principals.ts), as a service: health and readiness, metrics,
+// structured logs, draining on SIGTERM, reloading on SIGHUP. A request carrying an `Mcp-Session-Id`, or none and
+// no 2026-07-28 envelope (`initialize`, 2025 GET/DELETE), is 2025-era: one MCP server object per MCP session
+// (the SDK's web-standard transport, with an event store so a broken stream resumes from `Last-Event-ID`). A
+// request carrying the envelope is 2026-07-28: answered by a server object made for it alone (the SDK's
+// createMcpHandler), no transport session. All on one McpHost (one registry, one set of sessions).
 //
 // Invariants (each checked before the SDK sees the request):
-//  - The Host header names the address kiln listens on (for a loopback address also localhost, 127.0.0.1 and
-//    [::1]) or a host the operator lists in [http] allowedHosts: a DNS-rebinding page cannot reach it (403).
+//  - /healthz and /readyz answer without a token or a Host check and say nothing but "ok" or why not ready;
+//    /readyz is 503 from the moment the server drains. Everything else checks the Host header first: it names
+//    the address kiln listens on (for a loopback address also localhost, 127.0.0.1 and [::1]) or a host listed
+//    in [http] allowedHosts, so a DNS-rebinding page cannot reach it (403).
 //  - An Origin, which browsers send, must be listed in [http] allowedOrigins (403).
-//  - Every request carries `Authorization: Bearer <token>`, compared in constant time (401). The token comes
-//    from KILN_TOKEN or [http] token; on a loopback address without one, kiln makes one for this run and
-//    prints it; on any other address it refuses to start.
+//  - Every other request carries `Authorization: Bearer <token>` naming a principal (401, saying which of
+//    missing, wrong scheme or unknown token it was; with OAuth, `resource_metadata` names the metadata). The
+//    Protected Resource Metadata (RFC 9728) is public, when OAuth is configured.
+//  - /metrics is for the operator's shared token and principals with `metrics = true` (403 otherwise).
 //  - A request body is at most MAX_BODY_BYTES, however it is sent (413); at most [sessions] maxSessions MCP
 //    sessions are open (503); an MCP session idle for [sessions] idleTtlMs is closed, and with it its kiln
-//    session. A 2026-07-28 request opens no MCP session.
+//    session. An MCP session is its principal's: another principal naming its id gets 404, as for no session.
+//    A 2026-07-28 request opens no MCP session.
 //  - A 2025 call naming no `_meta.session` runs in the kiln session named by its MCP session's id; a 2026 call
-//    naming none, in a session of its own that ends with the call.
-//  - SIGTERM/SIGINT: the listener closes, every MCP session closes, every child process is killed, exit.
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+//    naming none, in a session of its own that ends with the call; every name is in its principal's own space.
+//  - SIGTERM/SIGINT drain: /readyz says so at once, the listener closes [http] drainNoticeMs later (for a load
+//    balancer to see it first); calls in flight have [http] drainMs to finish, then are stopped and answered; every MCP session closes, every child process is killed, exit 0.
+//    SIGHUP applies the config file again, as a saved change does. A port in use exits 1, saying so.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { createHash } from 'node:crypto';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { DEFAULT_MCP, type McpSettings } from '../config/config.js';
+import { DEFAULT_MCP, type KilnConfig, type McpSettings } from '../config/config.js';
 import { KilnError, UsageError } from '../errors.js';
 import type { Registry } from '../extensions/registry.js';
+import { WaitingCalls } from './approval-round.js';
 import { SessionEvents } from './event-store.js';
 import { McpHost } from './host.js';
+import { jsonLog, textLog, type LogFormat, type ServerLog } from './log.js';
+import type { Metrics } from './metrics.js';
+import { bearerToken, Principals, type Principal, type Refusal } from './principals.js';
 import { readStateKeys, RequestStates } from './request-state.js';
-import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type ServerSetup, type WatchOptions } from './server.js';
+import { guestLogSender, mcpServer, REQUEST_ID_HEADER, sendNotice, startWatching, type ServerSetup, type WatchOptions } from './server.js';
 import { Tasks } from './tasks.js';
-import { WaitingCalls } from './approval-round.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** How long calls in flight may take to finish once the server drains, unless [http] drainMs says otherwise. */
+export const DEFAULT_DRAIN_MS = 10_000;
+/** How long a draining server goes on taking requests, /readyz saying 503, for a load balancer to notice. */
+export const DEFAULT_DRAIN_NOTICE_MS = 2000;
+/** How long stopped calls have to be answered before the process exits anyway. */
+const STOP_GRACE_MS = 5000;
 
 export interface HttpSettings {
   token?: string;
   allowedHosts: string[];
   allowedOrigins: string[];
+  oauth?: KilnConfig['http']['oauth'];
+  /** Names this replica in the MCP session ids and task ids it makes (`<replica>.<id>`), for a load balancer to
+   *  route by. */
+  replica?: string;
+  drainMs?: number;
+  drainNoticeMs?: number;
 }
 
 export const DEFAULT_HTTP: HttpSettings = { allowedHosts: [], allowedOrigins: [] };
+
+/** What `kiln mcp --http` is given besides the registry. */
+export interface HttpOptions {
+  http?: HttpSettings;
+  principals?: KilnConfig['principals'];
+  mcp?: McpSettings;
+  logFormat?: LogFormat;
+  watch?: WatchOptions;
+}
 
 /** HOST:PORT as `--http` takes it: 127.0.0.1:8080, localhost:0, [::1]:8080, 0.0.0.0:8080. */
 export function parseListen(text: string): { host: string; port: number } {
@@ -63,20 +93,13 @@ export function allowedHostHeaders(host: string, port: number, extra: string[]):
   return out;
 }
 
-/** Whether `header` is "Bearer <token>" (constant time in the token's length). */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer (\S+)$/.exec(header ?? '');
-  if (!m) return false;
-  const given = Buffer.from(m[1]), want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
-}
-
-/** A request whose Authorization is not this server's token: 401, saying which of the three it was (RFC 6750's
- *  `invalid_token` for a token that does not match). */
-function refuseToken(res: ServerResponse, authorization: string | undefined): void {
-  if (authorization === undefined) return refuse(res, 401, 'a bearer token is required (Authorization: Bearer <token>)', { 'www-authenticate': 'Bearer' });
-  if (!/^Bearer \S+$/.test(authorization)) return refuse(res, 401, 'the Authorization header must be "Bearer <token>"', { 'www-authenticate': 'Bearer' });
-  refuse(res, 401, "the bearer token is not this server's (KILN_TOKEN or [http] token)", { 'www-authenticate': 'Bearer error="invalid_token"' });
+/** A request whose Authorization names no principal: 401, saying which case it was (RFC 6750's `invalid_token`
+ *  for a token that names none); with OAuth, where the metadata is (RFC 9728). */
+function refuseToken(res: ServerResponse, why: Refusal, metadata: string | undefined): void {
+  const more = metadata ? `, resource_metadata="${metadata}"` : '';
+  if (why === 'missing') return refuse(res, 401, 'a bearer token is required (Authorization: Bearer <token>)', { 'www-authenticate': `Bearer${metadata ? ` resource_metadata="${metadata}"` : ''}` });
+  if (why === 'scheme') return refuse(res, 401, 'the Authorization header must be "Bearer <token>"', { 'www-authenticate': `Bearer${metadata ? ` resource_metadata="${metadata}"` : ''}` });
+  refuse(res, 401, "the bearer token is not one this server takes (KILN_TOKEN or [http] token, a [principals.*] token, or an OAuth token of [http.oauth]'s issuer)", { 'www-authenticate': `Bearer error="invalid_token"${more}` });
 }
 
 /** A request's body, at most `max` bytes however it is sent (a length, or chunks); undefined past it. */
@@ -99,18 +122,16 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
 
 /** The web Request the SDK's transports take: `body` (read already, bounded), and a signal aborted when the
  *  client goes away (a 2026 call is cancelled so; a 2025 stream just closes). */
-function toWebRequest(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): Request {
+function toWebRequest(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, requestId: string): Request {
   const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== REQUEST_ID_HEADER) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  headers.set(REQUEST_ID_HEADER, requestId);
   const ac = new AbortController();
   res.on('close', () => ac.abort());
   const init: RequestInit = { method: req.method, headers, signal: ac.signal };
   if (body !== undefined && req.method !== 'GET' && req.method !== 'HEAD') init.body = body as unknown as BodyInit;
   return new Request(new URL(req.url ?? '/', 'http://kiln'), init);
 }
-
-/** Who holds a bearer token, as requestState and tasks name them: a digest, never the token. */
-export const principalOf = (token: string): string => createHash('sha256').update(`bearer:${token}`).digest('hex').slice(0, 16);
 
 async function writeWebResponse(res: ServerResponse, r: Response): Promise<void> {
   res.writeHead(r.status, Object.fromEntries(r.headers));
@@ -135,61 +156,104 @@ function refuse(res: ServerResponse, status: number, message: string, headers: R
   res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
 }
 
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(value));
+}
+
 interface Connection {
   transport: WebStandardStreamableHTTPServerTransport;
   server: ReturnType<typeof mcpServer>;
+  /** Whose MCP session it is: only this principal's requests reach it. */
+  principal: Principal;
   /** Its session's guest log lines to its client (each MCP session is a connection of its own, so one
    *  session's log lines never wait in front of another's answers; the per-session budget bounds them). */
   sendLog: ReturnType<typeof guestLogSender>;
   lastSeen: number;
 }
 
-export async function serveHttp(registry: Registry, version: string, listen: string, settings: HttpSettings = DEFAULT_HTTP, mcpSettings: McpSettings = DEFAULT_MCP, watch?: WatchOptions): Promise<void> {
+/** A request id: the client's `X-Request-Id` when it is a plain token, else a new one. */
+const requestIdOf = (req: IncomingMessage) => {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : randomBytes(8).toString('hex');
+};
+
+export async function serveHttp(registry: Registry, version: string, listen: string, opts: HttpOptions = {}): Promise<void> {
+  const replica = process.env.KILN_REPLICA || opts.http?.replica;
+  if (replica !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(replica)) throw new UsageError('KILN_REPLICA must be 1 to 32 letters, digits, _ or -');
+  const settings = { ...(opts.http ?? DEFAULT_HTTP), replica };
+  const mcpSettings = opts.mcp ?? DEFAULT_MCP;
   const { host: address, port } = parseListen(listen);
   let token = process.env.KILN_TOKEN || settings.token;
-  if (!token && !isLoopback(address)) {
-    throw new KilnError(`kiln mcp --http ${listen}: a non-loopback address needs a bearer token: set KILN_TOKEN or [http] token in kiln.toml`);
+  const named = opts.principals ?? {};
+  const tables = () => opts.watch?.config?.current.principals ?? named; // a saved change applies (principals.ts)
+  if (!token && !isLoopback(address) && !Object.values(named).some((p) => p.tokenSha256) && !settings.oauth) {
+    throw new KilnError(`kiln mcp --http ${listen}: a non-loopback address needs bearer tokens: set KILN_TOKEN or [http] token, [principals.*] tokenSha256, or [http.oauth] in kiln.toml`);
   }
-  const log = stderrLog();
-  if (!token) {
+  const log: ServerLog = (opts.logFormat ?? 'json') === 'json' ? await jsonLog() : textLog();
+  let principals: Principals;
+  if (!token && !Object.values(named).some((p) => p.tokenSha256) && !settings.oauth) {
     token = randomBytes(24).toString('base64url');
-    log(`kiln: no token configured (KILN_TOKEN or [http] token); this run's token: ${token}`);
+    principals = new Principals(token, tables, settings.oauth);
+    log.kiln(`no token configured (KILN_TOKEN or [http] token); this run's token: ${token}`);
+  } else {
+    principals = new Principals(token, tables, settings.oauth); // refuses a short token
   }
+
+  // The port first: a port in use fails before anything that would keep the process alive starts.
+  const http = createServer();
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', (e: NodeJS.ErrnoException) => reject(new KilnError(e.code === 'EADDRINUSE'
+      ? `kiln mcp --http ${listen}: the address is in use (EADDRINUSE): another process listens on it; stop it or choose another port`
+      : `kiln mcp --http ${listen}: ${e.message}`)));
+    http.listen(port, address, () => resolve());
+  });
+  const actual = (http.address() as { port: number }).port;
+  const hosts = allowedHostHeaders(address, actual, settings.allowedHosts);
+
   const mcp = new McpHost(registry, log);
   mcp.settings = mcpSettings;
+  await mcp.openStore();
   const keys = readStateKeys(process.env.KILN_STATE_KEY, mcpSettings.stateKeyFile);
-  if (!keys) log('kiln: no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart');
+  if (!keys) log.kiln('no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart', 'warning');
+  const metrics: Metrics = await (await import('./metrics.js')).startMetrics(mcp);
   const setup: ServerSetup = {
-    host: mcp, version, listChanged: watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(), waiting: new WaitingCalls(() => mcp.settings.maxWaitingCalls),
+    host: mcp, version, listChanged: opts.watch !== undefined, states: new RequestStates(keys), tasks: new Tasks(Date.now, undefined, replica ? `${replica}.` : ''), waiting: new WaitingCalls(() => mcp.settings.maxWaitingCalls),
     stateRefused: (reason, tool) => registry.audit?.write({ type: 'approval', event: 'state-refused', tool, reason }),
+    answered: (line) => {
+      log.call(line);
+      metrics.call(line.tool, line.outcome, line.durationMs / 1000, line.error);
+    },
   };
-  const principal = principalOf(token);
   const connections = new Map<string, Connection>();
   mcp.onGuestLog = (session, logger, level, data) => {
-    const c = connections.get(session);
-    if (c) c.sendLog(logger, level, data);
+    for (const c of connections.values()) if (c.transport.sessionId !== undefined && session === `${c.principal.key}:${c.transport.sessionId}`) c.sendLog(logger, level, data);
   };
   mcp.onNotice = (level, text) => {
     for (const c of connections.values()) sendNotice(c.server, level, text);
   };
   // 2026-07-28: one server object per request, made here (mcp/server.ts), on no transport session.
-  const modern = createMcpHandler(({ authInfo }) => mcpServer(setup, { era: 'modern', principal: authInfo?.clientId ?? principal, defaultSession: () => null }), {
-    legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES, onerror: (e) => log(`kiln: mcp: ${e.message}`),
+  const modern = createMcpHandler(({ authInfo }) => mcpServer(setup, { era: 'modern', principal: principals.named(authInfo!.clientId), defaultSession: () => null }), {
+    legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES, onerror: (e) => log.kiln(`mcp: ${e.message}`, 'warning'),
   });
-  if (watch) {
-    await startWatching(mcp, watch, () => {
+  let reload: (() => void) | undefined;
+  if (opts.watch) {
+    reload = (await startWatching(mcp, opts.watch, () => {
       for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
       modern.notify.toolsChanged(); // to 2026-07-28 clients' subscriptions/listen streams
-    });
+    }))?.reload;
   }
   const origins = new Set(settings.allowedOrigins);
-  let hosts = new Set<string>();
   const { maxSessions, idleTtlMs } = registry.policy.sessions;
+  const metadataPath = '/.well-known/oauth-protected-resource';
+  const metadataUrl = settings.oauth ? `${new URL(settings.oauth.audience).origin}${metadataPath}${new URL(settings.oauth.audience).pathname.replace(/\/$/, '')}` : undefined;
+  let draining = false;
+  let closing = false;
 
-  const open = async (): Promise<Connection> => {
+  const open = async (principal: Principal): Promise<Connection> => {
     let id: string | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
+      sessionIdGenerator: () => (settings.replica ? `${settings.replica}.${randomUUID()}` : randomUUID()),
       maxRequestBodySize: MAX_BODY_BYTES,
       eventStore: new SessionEvents(), // every event has an id; a broken stream resumes with Last-Event-ID
       retryInterval: 1000,
@@ -199,21 +263,43 @@ export async function serveHttp(registry: Registry, version: string, listen: str
       },
     });
     const server = mcpServer(setup, { era: 'legacy', principal, defaultSession: () => id ?? 'default' });
-    const c: Connection = { transport, server, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now() };
+    const c: Connection = { transport, server, principal, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now() };
     transport.onclose = () => {
       if (id === undefined) return;
       connections.delete(id);
-      mcp.sessions.close(id); // its guests, vars, processes and cookies
+      // its guests, vars, processes and cookies; its vars leave the shared store unless this server stops
+      mcp.sessions.close(`${principal.key}:${id}`, !closing);
     };
     await server.connect(transport);
     return c;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://kiln').pathname;
+    // Liveness and readiness: for a load balancer or an orchestrator, who has no token; they tell nothing.
+    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      if (draining) return json(res, 503, { status: 'draining' });
+      if (mcp.sessions.store && !mcp.sessions.store.ready) return json(res, 503, { status: 'the session store is not reachable' });
+      return json(res, 200, { status: 'ready' });
+    }
     if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) return refuse(res, 403, 'this Host is not one kiln serves (add it to [http] allowedHosts)');
     if (req.headers.origin !== undefined && !origins.has(req.headers.origin)) return refuse(res, 403, 'this Origin is not allowed (add it to [http] allowedOrigins)');
-    if (!bearerMatches(req.headers.authorization, token!)) return refuseToken(res, req.headers.authorization);
-    if (new URL(req.url ?? '/', 'http://kiln').pathname !== '/mcp') return refuse(res, 404, 'the MCP endpoint is /mcp');
+    if (path === metadataPath || path.startsWith(`${metadataPath}/`)) {
+      const m = principals.metadata();
+      return m ? json(res, 200, m) : refuse(res, 404, 'this server takes no OAuth tokens ([http.oauth] is not set)');
+    }
+    const t = bearerToken(req.headers.authorization);
+    if (t === 'missing' || t === 'scheme') return refuseToken(res, t, metadataUrl);
+    const principal = await principals.check(t, (why) => log.kiln(`http: a request's token was refused: ${why}`, 'info'));
+    if (!principal) return refuseToken(res, 'invalid', metadataUrl);
+    if (path === '/metrics') {
+      if (principal.id !== 'default' && principal.settings.metrics !== true) return refuse(res, 403, `principal "${principal.id}" may not read the metrics (metrics = true under its [principals] table)`);
+      const { body, contentType } = await metrics.scrape();
+      res.writeHead(200, { 'content-type': contentType });
+      return res.end(body);
+    }
+    if (path !== '/mcp') return refuse(res, 404, 'the MCP endpoint is /mcp');
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
     const body = req.method === 'POST' ? await readBody(req, MAX_BODY_BYTES) : undefined;
     if (req.method === 'POST' && body === undefined) return refuse(res, 413, `requests are limited to ${MAX_BODY_BYTES} bytes`);
@@ -223,36 +309,34 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     } catch {
       // not JSON: the transport answers it
     }
-    const web = toWebRequest(req, res, body);
+    const requestId = requestIdOf(req);
+    res.setHeader('x-request-id', requestId);
+    const web = toWebRequest(req, res, body, requestId);
     const sid = req.headers['mcp-session-id'];
     let c = typeof sid === 'string' ? connections.get(sid) : undefined;
+    if (c && c.principal.key !== principal.key) c = undefined; // another principal's: as if there were none
     if (!c) {
-      if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, or the server restarted): initialize again');
+      if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, the server restarted, or it is not yours): initialize again');
       if (!(await isLegacyRequest(web, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }))) {
-        return writeWebResponse(res, await modern.fetch(web, { parsedBody, authInfo: { token: '', clientId: principal, scopes: [] } }));
+        return writeWebResponse(res, await modern.fetch(web, { parsedBody, authInfo: { token: '', clientId: principal.id, scopes: [] } }));
       }
+      if (draining) return refuse(res, 503, 'the server is stopping: connect to another replica');
       if (connections.size >= maxSessions) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions; retry later or raise [sessions] maxSessions`);
-      c = await open();
+      c = await open(principal);
     }
     c.lastSeen = Date.now();
     await writeWebResponse(res, await c.transport.handleRequest(web, { parsedBody }));
   };
 
-  const http = createServer((req, res) => {
+  http.on('request', (req, res) => {
     handle(req, res).catch((e) => {
-      mcp.notice('error', `http: ${(e as Error)?.message ?? e}`);
+      log.kiln(`http: ${(e as Error)?.message ?? e}`, 'error');
       if (!res.headersSent) refuse(res, 500, 'internal error');
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', (e) => reject(new KilnError(`kiln mcp --http ${listen}: ${e.message}`)));
-    http.listen(port, address, () => resolve());
-  });
-  const actual = (http.address() as { port: number }).port;
-  hosts = allowedHostHeaders(address, actual, settings.allowedHosts);
   const shown = isIP(address) === 6 ? `[${address}]` : address;
-  log(`kiln: MCP over HTTP at http://${shown}:${actual}/mcp (Authorization: Bearer <token>)`);
+  log.kiln(`MCP over HTTP at http://${shown}:${actual}/mcp (Authorization: Bearer <token>)`);
 
   const sweeper = setInterval(() => {
     const now = Date.now();
@@ -260,19 +344,36 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   }, Math.max(10, Math.min(60_000, idleTtlMs / 4)));
   sweeper.unref();
 
-  let closing = false;
-  const shutdown = () => {
+  // SIGTERM: no new connections, /readyz 503; calls in flight get drainMs, then are stopped and answered.
+  const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
+    draining = true;
+    log.kiln(`${signal}: draining (${mcp.callsInFlight} call(s) in flight)`);
+    // /readyz says so at once; the listener stays open until a load balancer has seen it (closing it, and the
+    // idle connections with it, sooner races the requests the balancer is sending on them).
+    const noticeMs = settings.drainNoticeMs ?? DEFAULT_DRAIN_NOTICE_MS;
+    if (noticeMs > 0) await new Promise((r) => setTimeout(r, noticeMs));
     http.close();
-    http.closeAllConnections();
-    for (const c of connections.values()) void c.transport.close();
-    void modern.close();
+    const drainMs = settings.drainMs ?? DEFAULT_DRAIN_MS;
+    if (!(await mcp.idle(drainMs))) {
+      mcp.stopCalls(`the server is stopping, and the call had not finished ${drainMs} ms later ([http] drainMs)`);
+      await mcp.idle(STOP_GRACE_MS);
+    }
+    for (const c of connections.values()) await c.transport.close().catch(() => {});
+    await modern.close().catch(() => {});
     setup.tasks.closeAll();
     mcp.close();
-    process.exit(0);
+    await mcp.sessions.store?.close();
+    http.closeAllConnections();
+    log.kiln('stopped');
+    setTimeout(() => process.exit(0), 50); // the last log line written
   };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGHUP', () => {
+    if (reload) reload();
+    else log.kiln('SIGHUP: there is no config file to read again (kiln was started without one)', 'warning');
+  });
   process.on('exit', () => mcp.close());
 }

@@ -15,8 +15,8 @@
 //    only while it has not asked a question as a round, and then runs under the task's signal, not the request's.
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type LoggingLevel, type ServerContext, type StandardSchemaV1 } from '@modelcontextprotocol/server';
 import { DEFAULT_LIST_TTL_MS } from '../config/config.js';
-import { LogLimiter } from '../untrusted/log-limiter.js';
 import { stderrText } from '../untrusted/terminal.js';
+import { MAX_QUEUED_LOG_BYTES } from './log.js';
 import type { AskVia } from '../policy/approvals/gate.js';
 import type { ConfigWatch } from './config-watch.js';
 import { InvalidCursorError, type McpHost, type NoticeLevel } from './host.js';
@@ -25,6 +25,11 @@ import { askVia } from './elicit.js';
 import { answerOf, invalidState, LiveCall, Round, WaitingCalls, type Leg } from './approval-round.js';
 import { argumentsDigest, StateRefusedError, type RequestStates, type StateAnswer, type StateBinding } from './request-state.js';
 import { TASKS_EXTENSION, type Tasks } from './tasks.js';
+import type { Principal } from './principals.js';
+import type { CallLine } from './log.js';
+
+/** The header a request's id reaches the MCP handlers in (mcp/http.ts sets it on every request it serves). */
+export const REQUEST_ID_HEADER = 'x-kiln-request-id';
 
 /** The protocol revision of the modern era. */
 export const MODERN_REVISION = '2026-07-28';
@@ -34,29 +39,6 @@ export type Era = 'legacy' | 'modern';
 const MCP_LEVEL: Record<string, LoggingLevel> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
 /** The logger name of kiln's own notifications/message; a guest's logger is its source file's name. */
 const KILN_LOGGER = 'kiln';
-
-/** Bytes of log lines (stderr) or log notifications (stdout) that may wait for a slow reader; past it, lines
- *  are dropped and counted, never queued in front of later answers. */
-export const MAX_QUEUED_LOG_BYTES = 1 << 20;
-
-/** The server's stderr: bounded (so a flood of guest logs cannot queue up in memory, nor a reader who does not
- *  keep up make the server wait), never fatal. */
-export function stderrLog(): (line: string) => void {
-  process.stderr.on('error', () => {}); // EPIPE/ENOBUFS: a log line is lost, the server goes on
-  let dropped = 0;
-  const limiter = new LogLimiter<null>({ windowMs: 1000, lines: 5000, chars: 4 << 20, lineChars: 64 * 1024 }, (_l, line) => {
-    if (process.stderr.writableLength > MAX_QUEUED_LOG_BYTES) {
-      dropped++;
-      return;
-    }
-    if (dropped) {
-      process.stderr.write(`kiln: ${dropped} line(s) dropped: stderr was not read as fast as they came\n`);
-      dropped = 0;
-    }
-    process.stderr.write(`${stderrText(line)}\n`); // guest logs and names are untrusted (untrusted/terminal.ts)
-  }, null);
-  return (line) => limiter.write(null, line);
-}
 
 /** What every server object of one `kiln mcp` shares. */
 export interface ServerSetup {
@@ -72,13 +54,15 @@ export interface ServerSetup {
   waiting: WaitingCalls;
   /** Told why a requestState was refused (the audit log). */
   stateRefused?: (reason: string, tool: string) => void;
+  /** Told every answered tools/call request (HTTP: its log line and metrics). */
+  answered?: (line: CallLine) => void;
 }
 
 /** What one connection (stdio) or request (modern HTTP) brings. */
 export interface Connection {
   era: Era;
-  /** Who is calling: requestState and tasks are bound to it. */
-  principal: string;
+  /** Who is calling (mcp/principals.ts): its sessions, tasks and approval states are its own. */
+  principal: Principal;
   /** The session of a call that names none; null: a session of its own, ended with the call. */
   defaultSession: () => string | null;
   /** The lean tools/call path (lean-call.ts), on a legacy stdio connection. */
@@ -144,7 +128,7 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
   };
   server.setRequestHandler('tools/list', async (req) => {
     try {
-      return host.listTools(req.params?.cursor);
+      return host.listTools(req.params?.cursor, undefined, c.principal);
     } catch (e) {
       if (e instanceof InvalidCursorError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, e.message);
       throw e;
@@ -154,8 +138,18 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
     const args = req.params.arguments as Record<string, unknown> | undefined;
     const meta = req.params._meta as Record<string, unknown> | undefined;
     const notify = (n: { method: 'notifications/progress'; params: unknown }) => ctx.mcpReq.notify(n as never);
-    if (!modern) return host.callTool(req.params.name, args, meta, { signal: ctx.mcpReq.signal, notify, session: c.defaultSession(), via: askVia(server, ctx.mcpReq.id, c.gone) });
-    return modernCall(setup, c, req.params.name, args, meta, ctx);
+    const started = performance.now();
+    const result: CallToolResult = modern
+      ? await modernCall(setup, c, req.params.name, args, meta, ctx)
+      : await host.callTool(req.params.name, args, meta, { signal: ctx.mcpReq.signal, notify, session: c.defaultSession(), via: askVia(server, ctx.mcpReq.id, c.gone), principal: c.principal }) as CallToolResult;
+    if (setup.answered) {
+      const session = typeof meta?.session === 'string' ? meta.session : c.defaultSession() ?? '(its own)';
+      setup.answered({
+        requestId: ctx.http?.req?.headers.get(REQUEST_ID_HEADER) ?? String(ctx.mcpReq.id), principal: c.principal.id, session, tool: req.params.name,
+        ...outcomeOf(result), durationMs: Math.round(performance.now() - started), revision: modern ? MODERN_REVISION : (server.getNegotiatedProtocolVersion() ?? 'legacy'),
+      });
+    }
+    return result;
   });
   if (modern && host.settings.tasks) {
     const own = (ctx: ServerContext) => {
@@ -163,9 +157,9 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
         throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
       }
     };
-    server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.get(p.taskId, c.principal)) as never);
-    server.setRequestHandler('tasks/update', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.update(p.taskId, c.principal, ctx.mcpReq.inputResponses)) as never);
-    server.setRequestHandler('tasks/cancel', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.cancel(p.taskId, c.principal)) as never);
+    server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.get(p.taskId, c.principal.key)) as never);
+    server.setRequestHandler('tasks/update', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.update(p.taskId, c.principal.key, ctx.mcpReq.inputResponses)) as never);
+    server.setRequestHandler('tasks/cancel', { params: TASK_PARAMS }, async (p, ctx) => (own(ctx), setup.tasks.cancel(p.taskId, c.principal.key)) as never);
   }
   return server;
 }
@@ -177,7 +171,7 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
   const { host } = setup;
   const named = typeof meta?.session === 'string' ? meta.session : undefined;
   const session = named ?? c.defaultSession();
-  const binding: StateBinding = { principal: c.principal, session: session ?? '', tool: name, args: argumentsDigest(args) };
+  const binding: StateBinding = { principal: c.principal.key, session: session ?? '', tool: name, args: argumentsDigest(args) };
   const ttlMs = host.registry.approvals.settings.timeoutMs;
   // Logs and progress go with the request that serves the call now (2026-07-28 has no logging/setLevel: only
   // a request whose envelope asks for logs gets them).
@@ -219,13 +213,13 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
   const onGone = () => stop.abort(gone!.reason);
   if (gone?.aborted) onGone();
   else gone?.addEventListener('abort', onGone, { once: true });
-  const live = new LiveCall(setup.waiting, stop, c.principal);
+  const live = new LiveCall(setup.waiting, stop, c.principal.key);
   const round = answers.length ? new Round(answers) : undefined;
   const via: AskVia = isRecord(declared(ctx)?.elicitation)
     ? { ask: live.ask, rounds: true, round, sessionOutlivesCall: session !== null }
     : { cannotAsk: 'this MCP client cannot be asked (its request does not declare the elicitation capability)', round };
   const call = host.callTool(name, args, meta, {
-    signal: stop.signal, session, via,
+    signal: stop.signal, session, via, principal: c.principal,
     notify: (n) => live.leg?.notify?.(n) ?? Promise.resolve(),
     log: (source, lvl, message) => live.leg?.log?.(source, lvl, message),
   }) as Promise<CallToolResult>;
@@ -241,7 +235,7 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
     const first = await serveLeg(live, leg, ctx, () => {}, () => wait);
     clearTimeout(timer);
     if (first !== TASK) return first;
-    const task = setup.tasks.create(c.principal, settings.taskTtlMs, stop);
+    const task = setup.tasks.create(c.principal.key, settings.taskTtlMs, stop);
     if (task) {
       // The request is over: a task's progress and logs are not sent; its questions go through the task
       // (tasks/get shows them, tasks/update answers them).
@@ -251,6 +245,16 @@ async function modernCall(setup: ServerSetup, c: Connection, name: string, args:
     }
   }
   return serveLeg(live, leg, ctx, () => {}, () => next);
+}
+
+/** What a result says of how its call ended, for the log and the metrics. */
+function outcomeOf(r: CallToolResult): { outcome: string; error?: string } {
+  const kind = (r as { resultType?: string }).resultType;
+  if (kind === 'input_required' || kind === 'task') return { outcome: kind };
+  if (!r.isError) return { outcome: 'ok' };
+  const first = r.content?.[0];
+  const name = first?.type === 'text' ? /^([A-Z][A-Za-z]{0,63}Error):/.exec(first.text)?.[1] : undefined;
+  return { outcome: 'error', error: name ?? 'Error' };
 }
 
 /** What serveLeg's wait resolves with when a call becomes a task. */
@@ -309,8 +313,9 @@ export interface WatchOptions {
   config?: ConfigWatch;
 }
 
-/** Start the watchers `watch` asks for; `toolsChanged` tells the clients. */
-export async function startWatching(host: McpHost, watch: WatchOptions, toolsChanged: () => void): Promise<void> {
+/** Start the watchers `watch` asks for; `toolsChanged` tells the clients. `reload` reads the config file again
+ *  now (SIGHUP), when there is one. */
+export async function startWatching(host: McpHost, watch: WatchOptions, toolsChanged: () => void): Promise<{ reload?: () => void }> {
   const { config, files } = watch;
   if (files) {
     const { watchExtensions } = await import('./watch.js');
@@ -321,6 +326,7 @@ export async function startWatching(host: McpHost, watch: WatchOptions, toolsCha
   }
   if (config) {
     const { watchConfig } = await import('./config-watch.js');
-    watchConfig(host, config, toolsChanged);
+    return { reload: watchConfig(host, config, toolsChanged).reload };
   }
+  return {};
 }

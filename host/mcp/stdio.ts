@@ -17,8 +17,10 @@ import type { Registry } from '../extensions/registry.js';
 import { McpHost } from './host.js';
 import { MAX_REQUEST_BYTES, RequestLineLimit } from './request-limit.js';
 import { readStateKeys, RequestStates } from './request-state.js';
-import { guestLogSender, mcpServer, sendNotice, startWatching, stderrLog, type ServerSetup, type WatchOptions } from './server.js';
+import { guestLogSender, mcpServer, sendNotice, startWatching, type ServerSetup, type WatchOptions } from './server.js';
+import { textLog } from './log.js';
 import { Tasks } from './tasks.js';
+import { STDIO_PRINCIPAL } from './principals.js';
 import { WaitingCalls } from './approval-round.js';
 
 /** How long stopped calls have to be answered, and stdout to be taken, once stdin has closed. */
@@ -85,9 +87,10 @@ class CountingWire implements Transport {
 }
 
 export async function serveStdio(registry: Registry, version: string, settings: McpSettings = DEFAULT_MCP, watch?: WatchOptions): Promise<void> {
-  const log = stderrLog();
+  const log = textLog(); // stdio's stderr is for people (a client may show it)
   const host = new McpHost(registry, log);
   host.settings = settings;
+  await host.openStore();
   const gone = new AbortController();
   setMaxListeners(0, gone.signal); // every call waiting for an answer listens to it
   const setup: ServerSetup = {
@@ -126,7 +129,7 @@ export async function serveStdio(registry: Registry, version: string, settings: 
   const input = process.stdin.pipe(new RequestLineLimit(MAX_REQUEST_BYTES, refuseOversize), { end: false });
   const wire = new CountingWire(new StdioServerTransport(input, process.stdout));
   serveEras(({ era }) => {
-    const server = mcpServer(setup, { era, principal: 'stdio', defaultSession: () => 'default', lean: era === 'legacy', gone: gone.signal });
+    const server = mcpServer(setup, { era, principal: STDIO_PRINCIPAL, defaultSession: () => 'default', lean: era === 'legacy', gone: gone.signal });
     servers.add(server);
     if (era === 'legacy') {
       legacy.add(server);
@@ -137,7 +140,7 @@ export async function serveStdio(registry: Registry, version: string, settings: 
       legacy.delete(server);
     };
     return server;
-  }, { transport: wire, legacy: 'serve', onerror: (e) => log(`kiln: mcp: ${e.message}`) });
+  }, { transport: wire, legacy: 'serve', onerror: (e) => log.kiln(`mcp: ${e.message}`, 'warning') });
 
   let ended = false;
   const inputEnded = async () => {

@@ -69,7 +69,8 @@ export class Tasks {
   /** The bytes of the results held. */
   private held = 0;
 
-  constructor(private readonly now: () => number = Date.now, private readonly maxResultBytes = MAX_RESULT_BYTES) {}
+  /** `idPrefix` begins every task id (a replica's name and a dot: a load balancer routes tasks/* by it). */
+  constructor(private readonly now: () => number = Date.now, private readonly maxResultBytes = MAX_RESULT_BYTES, private readonly idPrefix = '') {}
 
   /** A new task of `principal`'s, working, kept `ttlMs`; `abort` stops its call (tasks/cancel). Undefined when
    *  MAX_TASKS are held. */
@@ -78,7 +79,7 @@ export class Tasks {
     if (this.tasks.size >= MAX_TASKS) return undefined;
     const at = new Date(this.now()).toISOString();
     const task: Task = {
-      taskId: randomBytes(16).toString('base64url'), principal, status: 'working', createdAt: at, lastUpdatedAt: at,
+      taskId: `${this.idPrefix}${randomBytes(16).toString('base64url')}`, principal, status: 'working', createdAt: at, lastUpdatedAt: at,
       ttlMs, expires: this.now() + ttlMs, questions: new Map(), asked: 0, abort, bytes: 0,
     };
     this.tasks.set(task.taskId, task);

@@ -185,17 +185,32 @@ export class AuditLog {
   /** Calls that ended: a decision that settles after its call's end is written as it is. */
   private readonly ended = new WeakSet<object>();
 
-  constructor(private readonly settings: Required<AuditSettings>, private readonly warn: (line: string) => void = writeStderr) {
-    this.size = statSync(settings.path, { throwIfNoEntry: false })?.size ?? 0;
+  /** Told every record as it happens, each decision included (metrics: mcp/metrics.ts), whether or not the log
+   *  writes it (it writes nothing without a path). */
+  readonly observers: ((record: AuditRecord) => void)[] = [];
+
+  constructor(private readonly settings: AuditSettings, private readonly warn: (line: string) => void = writeStderr) {
+    this.size = settings.path ? statSync(settings.path, { throwIfNoEntry: false })?.size ?? 0 : 0;
   }
 
   /** A capability decision of the call `call` (its hook; none: written as it is). */
   decision(call: object | undefined, record: DecisionRecord): void {
-    if (!call || this.ended.has(call)) return this.write(record);
+    this.tell(record);
+    if (!call || this.ended.has(call)) return this.append0(record);
     let c = this.calls.get(call);
     if (!c) this.calls.set(call, (c = new Coalescer()));
-    if (c.admit(record)) this.write(record);
+    if (c.admit(record)) this.append0(record);
     else if (c.due) for (const r of c.take(false)) this.write(r);
+  }
+
+  private tell(record: AuditRecord): void {
+    for (const o of this.observers) {
+      try {
+        o(record);
+      } catch {
+        // an observer's failure is its own
+      }
+    }
   }
 
   /** The call `call` ended: what it counted is written. */
@@ -208,6 +223,13 @@ export class AuditLog {
   }
 
   write(record: AuditRecord): void {
+    this.tell(record);
+    this.append0(record);
+  }
+
+  /** Write `record` to the file (when there is one), saying once when lines were lost. */
+  private append0(record: AuditRecord): void {
+    if (!this.settings.path) return;
     const time = new Date().toISOString();
     try {
       if (this.dropped > 0) {
@@ -234,7 +256,7 @@ export class AuditLog {
       this.size = 0;
       this.append({ type: 'log', event: 'rotated', ...rotated }, time);
     }
-    appendFileSync(this.settings.path, line, { mode: 0o600 });
+    appendFileSync(this.settings.path!, line, { mode: 0o600 });
     this.size += bytes;
   }
 

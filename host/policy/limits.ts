@@ -12,12 +12,34 @@ export interface CpuBudget {
 
 /** The CPU budget of a call of `tool` (a script's pseudo-tool declares none): the lower of its manifest's
  *  cpuMs and the operator's [limits] cpuMs; undefined when neither sets one (then only the deadline applies). */
-export function cpuBudget(policy: OperatorPolicy, tool: Pick<ToolManifest, 'cpuMs'> | undefined): CpuBudget | undefined {
+export function cpuBudget(policy: OperatorPolicy, tool: Pick<ToolManifest, 'cpuMs'> | undefined, caller?: CallerLimits): CpuBudget | undefined {
   const declared = tool?.cpuMs;
   const operator = policy.limits.cpuMs;
-  if (operator !== undefined && (declared === undefined || operator <= declared)) return { ms: operator, setting: "the server's [limits] cpuMs" };
-  if (declared !== undefined) return { ms: declared, setting: 'cpuMs in its manifest' };
-  return undefined;
+  let budget: CpuBudget | undefined;
+  if (operator !== undefined && (declared === undefined || operator <= declared)) budget = { ms: operator, setting: "the server's [limits] cpuMs" };
+  else if (declared !== undefined) budget = { ms: declared, setting: 'cpuMs in its manifest' };
+  if (caller?.cpuMs !== undefined && (budget === undefined || caller.cpuMs < budget.ms)) budget = { ms: caller.cpuMs, setting: `${caller.setting} cpuMs` };
+  return budget;
+}
+
+/** The limits of whoever makes a call (a principal's [principals.<name>.limits]), over the tool's and the
+ *  operator's: each the lower; they hold for its plugins[...] callees too. `setting` names where they come
+ *  from. `mayCall`: the tools a script it runs may call (its [principals.<name>] tools), `mayCallSetting` that
+ *  line. */
+export interface CallerLimits {
+  timeoutMs?: number;
+  cpuMs?: number;
+  setting: string;
+  mayCall?: (tool: string) => boolean;
+  mayCallSetting?: string;
+}
+
+/** A call's time limit: the tool's timeoutMs, else the operator's [limits] timeoutMs; the caller's when lower;
+ *  at most what a timer can wait. With the setting it comes from. */
+export function callTimeout(policy: OperatorPolicy, toolTimeoutMs: number | undefined, caller?: CallerLimits, max = 2 ** 31 - 1): { ms: number; setting: string } {
+  let t = toolTimeoutMs !== undefined ? { ms: toolTimeoutMs, setting: 'its timeoutMs' } : { ms: policy.limits.timeoutMs, setting: "the server's [limits] timeoutMs" };
+  if (caller?.timeoutMs !== undefined && caller.timeoutMs < t.ms) t = { ms: caller.timeoutMs, setting: `${caller.setting} timeoutMs` };
+  return { ms: Math.min(t.ms, max), setting: t.setting };
 }
 
 /** A guest's heap limit, in bytes, and the setting it comes from. */

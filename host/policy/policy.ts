@@ -35,6 +35,9 @@ export interface SessionSettings {
   /** "worker": each session's guests run on its own thread, so a guest that spins until its deadline holds
    *  no one else up; "inline": on the caller's thread (cheaper; for embedding and benchmarks). */
   isolation: 'worker' | 'inline';
+  /** A Redis or Valkey URL: sessions' vars are kept there, shared by the deployment's replicas
+   *  (sessions/store.ts); none: each process keeps its own. */
+  store?: string;
 }
 
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleTtlMs: 30 * 60 * 1000, maxInstances: 256, maxSessions: 1024, isolation: 'worker' };

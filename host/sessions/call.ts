@@ -21,7 +21,7 @@ import type { Registry } from '../extensions/registry.js';
 import type { AskVia, CallQuestions } from '../policy/approvals/gate.js';
 import { auditTarget } from '../policy/audit-log.js';
 import { decidedBy, grantedSecrets, NotGrantedError } from '../policy/grants.js';
-import { cpuBudget, guestMemory } from '../policy/limits.js';
+import { callTimeout, cpuBudget, guestMemory, type CallerLimits } from '../policy/limits.js';
 import { MAX_JSON_DEPTH, valueNestsDeeper } from '../untrusted/json-depth.js';
 import type { Session } from './session.js';
 
@@ -48,6 +48,8 @@ export interface CallState {
   spent: CallQuestions & { written: WriteCount };
   /** Whether this call, or a caller it is part of, has been cancelled: its operations start nothing then. */
   stopped(): boolean;
+  /** Whoever made the call at the top (policy/limits.ts): its limits hold for every callee. */
+  caller?: CallerLimits;
 }
 
 /** The operation exactly as the guest asked for it (its kind, its request, the bytes it carries), as a digest:
@@ -70,7 +72,7 @@ const cancelled = (name: string) =>
 /** Run tool `name` in `session`: arguments validated first, the tool's timeout enforced for every caller.
  *  `via`: how to ask a human for approvals (the MCP request's client), or a CallState of the caller (a
  *  plugins[...] call), whose way to ask and clock the callee shares. */
-export async function callTool(registry: Registry, session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState): Promise<unknown> {
+export async function callTool(registry: Registry, session: Session, name: string, args: unknown, signal?: AbortSignal, onProgress?: (update: string) => void, via?: AskVia | CallState, caller?: CallerLimits): Promise<unknown> {
   const entry = registry.tools.get(name);
   if (!entry) throw new KilnError(registry.contestedMessage(name) ?? `no tool named "${name}" is loaded`);
   const given = args ?? {}; // validated, with the schema's defaults filled in: the handler gets this object
@@ -84,7 +86,7 @@ export async function callTool(registry: Registry, session: Session, name: strin
     // A secret it declares that is not granted to its extension, or cannot be used: refused before it runs.
     grantedSecrets(registry.policy.grants, entry.extension.toolIdentity?.(name) ?? { file: entry.extension.file, sha256: entry.extension.artifact.sha256 }, entry.manifest);
     registry.secrets.check(entry.manifest);
-    const result = await runInSession(registry, session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via)
+    const result = await runInSession(registry, session, entry.extension, name, entry.manifest.timeoutMs, (instance, limit, hook, cpuMs) => instance.invoke(name, given, limit, onProgress, hook, cpuMs), signal, via, caller)
       .finally(() => session.pagesStopped(entry.extension)); // its pages' scripts stopped before it is answered
     const wrong = entry.checkResult && (await (await entry.checkResult())?.(result));
     if (wrong) throw new InvalidResultError(`tool "${name}" returned a result that does not match its outputSchema: ${wrong}`);
@@ -130,6 +132,7 @@ async function audited(registry: Registry, session: Session, ext: LoadedExtensio
 export async function runInSession(
   registry: Registry, session: Session, ext: LoadedExtension, name: string, timeoutMs: number | undefined,
   start: (instance: GuestHandle, limit: number, hook: CancelHook, cpuMs?: number) => Promise<unknown>, signal?: AbortSignal, via?: AskVia | CallState,
+  caller?: CallerLimits,
 ): Promise<unknown> {
   if (signal?.aborted) throw cancelled(name);
   const instance = await session.instanceFor(ext, (inv, kind, request, extras) => {
@@ -168,7 +171,14 @@ export async function runInSession(
         pageLimits: () => ({ memory: guestMemory(registry.policy, ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, ext.artifact.manifest.tools), cpu: cpuBudget(registry.policy, ownManifest(ext, inv.tool)) }),
         // The callee is part of its caller's call: cancelled with it, or when the caller's call ends; it asks
         // for approvals through its caller's client, and stops its caller's clock while it does.
-        callTool: (callee, calleeArgs, signal) => callTool(registry, session, callee, calleeArgs, signal, undefined, call),
+        // A script is its caller's own code: it calls only the tools its caller may (a principal's tools list).
+        callTool: (callee, calleeArgs, signal) => {
+          const top = call ? call.caller : undefined;
+          if (ext.hostKind === 'script' && top?.mayCall && !top.mayCall(callee)) {
+            return Promise.reject(new PermissionError(`plugins["${callee}"]: the script's caller may not call it (${top.mayCallSetting ?? top.setting} does not list it)`));
+          }
+          return callTool(registry, session, callee, calleeArgs, signal, undefined, call, top);
+        },
         extensionOf: (callee) => {
           const e = registry.tools.get(callee);
           return e && { file: e.extension.file, sha256: e.extension.artifact.sha256 };
@@ -191,11 +201,9 @@ export async function runInSession(
   });
   if (signal?.aborted) throw cancelled(name); // cancelled while its guest was being made: it never starts
   // setTimeout takes at most 2^31-1 ms (24.8 days); a larger value would fire at once and fail every call.
-  const limit = Math.min(timeoutMs ?? registry.policy.limits.timeoutMs, MAX_TIMEOUT_MS);
+  const { ms: limit, setting } = callTimeout(registry.policy, timeoutMs, caller, MAX_TIMEOUT_MS);
   const what = name === 'run_script' ? 'the script' : `tool "${name}"`;
-  const timedOut = () => new TimeoutError(
-    `${what} did not finish within ${timeoutMs ? 'its timeoutMs' : "the server's [limits] timeoutMs"} (${limit} ms); the session's guest was reset`,
-  );
+  const timedOut = () => new TimeoutError(`${what} did not finish within ${setting} (${limit} ms); the session's guest was reset`);
   const hook: CancelHook = {};
   // The call's clock: `due` moves later by the time the call spends paused (waiting for a human's approval),
   // and its guest's deadline with it (hook.extend); a caller through plugins[...] is paused along with it.
@@ -214,6 +222,7 @@ export async function runInSession(
     via: parent ? parent.via : (via as AskVia | undefined),
     spent: parent ? parent.spent : { questions: 0, written: { bytes: 0 } },
     stopped: () => signal?.aborted === true || parent?.stopped() === true,
+    caller: parent ? parent.caller : caller,
     pause: () => {
       const resumeParent = parent?.pause();
       if (pauses++ === 0) {
@@ -235,8 +244,9 @@ export async function runInSession(
     },
   });
   // CPU time (policy/limits.ts): the lower of the tool's cpuMs and [limits] cpuMs; counted by the guest's instance.
-  const cpu = cpuBudget(registry.policy, ext.artifact.manifest.tools.find((t) => t.name === name));
-  const mapped = start(instance, limit, hook, cpu?.ms).catch(async (e) => {
+  const cpu = cpuBudget(registry.policy, ext.artifact.manifest.tools.find((t) => t.name === name), caller);
+  // With a shared store, the guest sees its session's vars as they are now, wherever they were last written.
+  const mapped = session.withVars(ext, () => start(instance, limit, hook, cpu?.ms)).catch(async (e) => {
     // The guest is gone (stopped at its deadline or CPU budget, out of memory, crashed): nobody can read its
     // open response bodies any more, and they hold connections and slots. Cookies and vars stay.
     if (e instanceof TimeoutError || e instanceof CpuLimitError || e instanceof MemoryLimitError || e instanceof GuestCrashError) session.httpFor(ext).releaseBodies();

@@ -19,6 +19,7 @@ import type { Registry } from '../extensions/registry.js';
 import type { LoadedExtension } from '../extensions/loaded.js';
 import type { Session } from './session.js';
 import { runInSession } from './call.js';
+import type { CallerLimits } from '../policy/limits.js';
 import type { AskVia } from '../policy/approvals/gate.js';
 
 /** Where `kiln run` keeps compiled scripts: inside the build cache, which no tool's `allow.fs` may touch. */
@@ -140,7 +141,7 @@ export class ScriptRunner {
   }
 
   /** Run `code` in `session`. Never throws for the script's own failures: they are the result's `error`. */
-  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal; via?: AskVia } = {}): Promise<ScriptResult> {
+  async run(session: Session, code: string, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal; via?: AskVia; caller?: CallerLimits } = {}): Promise<ScriptResult> {
     const logs: ScriptResult['logs'] = [];
     let dropped = 0;
     const stop = session.captureLogs((level, message) => {
@@ -151,7 +152,7 @@ export class ScriptRunner {
       const bytecode = await this.compile(code, opts.name ?? 'script');
       const host = await this.scriptHost();
       const result = await runInSession(this.registry, session, host, 'run_script', opts.timeoutMs, (instance, limit, hook, cpuMs) =>
-        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal, opts.via);
+        instance.runScript(SCRIPT_TOOL.name, bytecode, limit, hook, cpuMs), opts.signal, opts.via, opts.caller);
       return { status: 'ok', result, logs, error: null };
     } catch (e) {
       if (!(e instanceof KilnError)) throw e;

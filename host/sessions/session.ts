@@ -18,6 +18,7 @@ import type { LoadedExtension } from '../extensions/loaded.js';
 import { MemoryBudget } from '../policy/memory-budget.js';
 import { mappedLog } from '../untrusted/guest-log.js';
 import { checkVarsSet } from './vars.js';
+import type { VarsStore } from './store.js';
 
 let nextSessionKey = 1;
 
@@ -54,7 +55,48 @@ export class Session {
     private readonly pool: WorkerPool = new WorkerPool(engine, 1),
     private readonly budget: MemoryBudget = new MemoryBudget(Infinity),
     private readonly browsers?: Browsers,
+    /** Where vars live beyond this process, when the deployment shares them (sessions/store.ts). */
+    private readonly store?: VarsStore,
   ) {}
+
+  /** Calls running in each extension's guest (by ext.file): its vars are read from the store only between them. */
+  private readonly running = new Map<string, number>();
+
+  /** Run `fn`, a call into `ext`'s guest: first (no other call in flight there) its vars as the store holds
+   *  them now, which the guest sees. */
+  async withVars<T>(ext: LoadedExtension, fn: () => Promise<T>): Promise<T> {
+    const n = this.running.get(ext.file) ?? 0;
+    if (this.store && n === 0) {
+      const fresh = await this.store.load(this.name, ext.file);
+      const vars = this.varsOf(ext);
+      vars.clear();
+      for (const [k, v] of fresh) vars.set(k, v);
+      const key = `${this.key}\u0000${ext.file}`;
+      if (this.worker && this.attached.has(key)) this.worker.attach(key, vars, this.mirror(ext, vars)); // the guest's copy too
+    }
+    this.running.set(ext.file, (this.running.get(ext.file) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (this.running.get(ext.file) ?? 1) - 1;
+      if (left > 0) this.running.set(ext.file, left);
+      else this.running.delete(ext.file);
+    }
+  }
+
+  /** Every change this session's guests made to their vars has reached the store. */
+  flushVars(): Promise<void> {
+    return this.store?.flush(this.name) ?? Promise.resolve();
+  }
+
+  /** Where a worker's changes to `ext`'s vars go: this copy, and the store. */
+  private mirror(ext: LoadedExtension, vars: Map<string, string>) {
+    return (op: 'set' | 'delete', k: string, value?: string) => {
+      if (op === 'set') vars.set(k, value!);
+      else vars.delete(k);
+      this.store?.write(this.name, ext.file, op, k, value);
+    };
+  }
 
   /** Each extension's browser context in this session (allow.browser), keyed by ext.file: like cookies of
    *  fetch, a context is never shared between extensions (the unit of trust). */
@@ -115,7 +157,7 @@ export class Session {
     const key = `${this.key}\u0000${ext.file}`;
     if (!this.attached.has(key)) {
       const vars = this.varsOf(ext);
-      w.attach(key, vars, (op, k, value) => (op === 'set' ? vars.set(k, value!) : vars.delete(k)));
+      w.attach(key, vars, this.mirror(ext, vars));
       this.attached.add(key);
     }
     return key;
@@ -298,8 +340,13 @@ export class Session {
       set: (k: string, v: string) => {
         checkVarsSet(vars, k, v);
         vars.set(k, v);
+        this.store?.write(this.name, ext.file, 'set', k, v);
       },
-      delete: (k: string) => vars.delete(k),
+      delete: (k: string) => {
+        const had = vars.delete(k);
+        if (had) this.store?.write(this.name, ext.file, 'delete', k);
+        return had;
+      },
       keys: () => [...vars.keys()],
     };
   }

@@ -24,8 +24,14 @@ import { Browsers } from '../capabilities/browser/chromium.js';
 import { Session } from './session.js';
 import { LogLimiter, SESSION_LOG_BUDGET } from '../untrusted/log-limiter.js';
 import type { Origin } from '../capabilities/commands/processes.js';
+import type { VarsStore } from './store.js';
 
+/** A session's name as a client gives it; the server may put a principal's key before it (mcp/host.ts). */
 const SESSION_NAME = /^[\w.:@-]{1,128}$/;
+/** A session's name as the server keeps it. */
+const KEPT_NAME = /^[\w.:@-]{1,200}$/;
+
+export const validSessionName = (name: string): boolean => SESSION_NAME.test(name);
 
 /** Why a call whose `signal` aborted failed: its reason when that is a KilnError, else a CancelledError. */
 function cancelledBy(signal: AbortSignal): Error {
@@ -79,6 +85,9 @@ export class Sessions {
   /** The server's browser (launched when a tool first uses `page` or `context`). */
   readonly browsers: Browsers;
 
+  /** Where vars live beyond this process ([sessions] store, sessions/store.ts); set before the first call. */
+  store: VarsStore | undefined;
+
   /** The server's ceiling on guest memory (policy/memory-budget.ts). */
   readonly budget: MemoryBudget;
 
@@ -92,8 +101,27 @@ export class Sessions {
     }
   }
 
+  /** Live guest instances across every session. */
+  liveGuests(): number {
+    let n = 0;
+    for (const e of this.entries.values()) n += e.session.liveInstances;
+    return n;
+  }
+
+  /** Bytes of the server's memory budget the live guests hold ([limits] totalMemoryBytes). */
+  reservedBytes(): number {
+    return this.budget.reserved;
+  }
+
   get size(): number {
     return this.entries.size;
+  }
+
+  /** How many sessions have a name starting with `prefix`. */
+  count(prefix: string): number {
+    let n = 0;
+    for (const name of this.entries.keys()) if (name.startsWith(prefix)) n++;
+    return n;
   }
 
   has(name: string): boolean {
@@ -101,11 +129,11 @@ export class Sessions {
   }
 
   private entry(name: string): Entry {
-    if (!SESSION_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
+    if (!KEPT_NAME.test(name)) throw new KilnError(`session name ${JSON.stringify(name)} must be 1-128 characters of letters, digits and . _ : @ -`);
     let e = this.entries.get(name);
     if (!e) {
       this.makeRoom();
-      const session = new Session(name, this.engine, this.host, this.sessionLog(name), this.policy, this.pool, this.budget, this.browsers);
+      const session = new Session(name, this.engine, this.host, this.sessionLog(name), this.policy, this.pool, this.budget, this.browsers, this.store);
       e = { session, lastUsed: Date.now(), busy: 0, queues: new Map(), running: 0 };
       this.entries.set(name, e);
     }
@@ -167,7 +195,9 @@ export class Sessions {
   }
 
   /** End a session now: guests, vars, processes and cookies. */
-  close(name: string): boolean {
+  /** End session `name` here. `forget`: it ends everywhere (closed by its client): its vars leave the store too. */
+  close(name: string, forget = false): boolean {
+    if (forget) void this.store?.drop(name);
     const e = this.entries.get(name);
     if (!e) return false;
     this.entries.delete(name);

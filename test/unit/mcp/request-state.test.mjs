@@ -12,6 +12,7 @@ import { argumentsDigest, canonicalJson, readStateKeys, RequestStates, SpentInMe
 const KEY = Buffer.alloc(32, 1);
 const binding = { principal: 'p1', session: 'work', tool: 'notes.add', args: argumentsDigest({ text: 'SECRET-ARG' }) };
 const payload = { pr: binding.principal, ss: binding.session, tool: binding.tool, args: binding.args, ok: [], ask: { key: 'k', offered: ['once'] } };
+const ok = () => true;
 const refused = (reason) => (e) => e instanceof StateRefusedError && e.reason === reason;
 
 test('a minted state opens once, for its own call; every other binding, a replay and an expiry are refused', async () => {
@@ -20,30 +21,31 @@ test('a minted state opens once, for its own call; every other binding, a replay
   const s = states.mint(payload, 5000);
   assert.ok(!s.includes('SECRET-ARG') && !Buffer.from(s.split('.')[2], 'base64url').toString().includes('SECRET-ARG'));
   for (const other of [{ principal: 'p2' }, { session: '' }, { tool: 'notes.del' }, { args: argumentsDigest({ text: 'other' }) }]) {
-    await assert.rejects(states.open(s, { ...binding, ...other }), refused('binding'), JSON.stringify(other));
+    await assert.rejects(states.open(s, { ...binding, ...other }, ok), refused('binding'), JSON.stringify(other));
   }
-  assert.equal((await states.open(s, binding)).tool, 'notes.add');
-  await assert.rejects(states.open(s, binding), refused('replayed'));
+  await assert.rejects(states.open(s, binding, () => { throw new Error('the rest of the retry is malformed'); }), /malformed/);
+  assert.equal((await states.open(s, binding, ok)).payload.tool, 'notes.add', 'a retry refused by its check did not spend the state');
+  await assert.rejects(states.open(s, binding, ok), refused('replayed'));
   const late = states.mint(payload, 5000);
   now += 5001;
-  await assert.rejects(states.open(late, binding), refused('expired'));
+  await assert.rejects(states.open(late, binding, ok), refused('expired'));
 });
 
 test('only kiln\'s own MAC under a key of the ring opens a state; the first key signs, the others still verify', async () => {
   const old = Buffer.alloc(32, 2);
   const before = new RequestStates([old]).mint(payload, 60_000);
   const rotated = new RequestStates([KEY, old]);
-  assert.equal((await rotated.open(before, binding)).ask.key, 'k', 'an earlier key still verifies');
+  assert.equal((await rotated.open(before, binding, ok)).payload.ask.key, 'k', 'an earlier key still verifies');
   assert.equal(rotated.mint(payload, 60_000).split('.')[1], new RequestStates([KEY]).mint(payload, 1).split('.')[1], 'the first key signs');
   const s = rotated.mint(payload, 60_000);
   const [v, kid, body, mac] = s.split('.');
-  await assert.rejects(new RequestStates([Buffer.alloc(32, 9)]).open(s, binding), refused('key'));
-  await assert.rejects(rotated.open([v, kid, body, mac.slice(1) + 'A'].join('.'), binding), refused('mac'));
+  await assert.rejects(new RequestStates([Buffer.alloc(32, 9)]).open(s, binding, ok), refused('key'));
+  await assert.rejects(rotated.open([v, kid, body, mac.slice(1) + 'A'].join('.'), binding, ok), refused('mac'));
   const altered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url')), ask: { key: 'k', offered: ['once', 'always'] } })).toString('base64url');
-  await assert.rejects(rotated.open([v, kid, altered, mac].join('.'), binding), refused('mac'));
-  for (const junk of [undefined, 42, '', 'ks1', 'ks1.a.b', 'ks2.a.b.c', 'x'.repeat(70_000)]) await assert.rejects(rotated.open(junk, binding), refused('malformed'), String(junk).slice(0, 20));
+  await assert.rejects(rotated.open([v, kid, altered, mac].join('.'), binding, ok), refused('mac'));
+  for (const junk of [undefined, 42, '', 'ks1', 'ks1.a.b', 'ks2.a.b.c', 'x'.repeat(70_000)]) await assert.rejects(rotated.open(junk, binding, ok), refused('malformed'), String(junk).slice(0, 20));
   await fc.assert(fc.asyncProperty(fc.string({ maxLength: 200 }), async (junk) => {
-    await assert.rejects(rotated.open(junk, binding), StateRefusedError);
+    await assert.rejects(rotated.open(junk, binding, ok), StateRefusedError);
   }));
 });
 
