@@ -218,7 +218,7 @@ defineTool({ name: 'ap.touch', exposeAsTool: true,
   handler: async ({ commands, args }) => {
     try { await commands.run(args.cmd ?? 'touch', args.cmd === 'echo' ? { word: args.word } : { path: args.path }); return 'ran'; } catch (e) { return caught(e); }
   } });
-defineTool({ name: 'ap.short', exposeAsTool: true, timeoutMs: 1500, allow: { commands: { touch: { run: ['touch', '\${path}'] } } },
+defineTool({ name: 'ap.short', exposeAsTool: true, timeoutMs: 4000, allow: { commands: { touch: { run: ['touch', '\${path}'] } } },
   handler: async ({ commands, args }) => { try { await commands.run('touch', { path: args.path }); return 'ran'; } catch (e) { return caught(e); } } });
 defineTool({ name: 'ap.page', exposeAsTool: true, allow: { browser: ['127.0.0.1:${srv.port}'] },
   handler: async ({ page, args }) => { try { return String((await page.goto(args.url)).status); } catch (e) { return caught(e); } } });
@@ -462,16 +462,18 @@ test('browser: page.goto is asked for; a declined page is never loaded', { timeo
 });
 
 test('waiting for a human does not count against the call\'s timeoutMs (nor its callers\')', { timeout: 90_000 }, async (t) => {
-  const slowly = () => new Promise((r) => setTimeout(() => r(accept('once')), 3000));
+  // The human answers only after the call's whole time limit (4000 ms) has passed since it asked: a call whose
+  // clock ran on would be over by then, however fast or slow this machine runs the rest of it.
+  const slowly = () => new Promise((r) => setTimeout(() => r(accept('once')), 4500));
   for (const isolation of ['worker', 'inline']) {
     const c = config(t, `[sessions]\nisolation = "${isolation}"\n[approvals]\npreset = "strict"`);
-    // ap.short has timeoutMs 1500; the human takes 3000 ms. Without the pause, the call would time out.
+    // ap.short has timeoutMs 4000; the human takes 4500 ms. Without the pause, the call would time out.
     const { client } = await serve(t, c.file, answers([slowly, slowly]));
     assert.equal((await call(client, 'ap.short', { path: join(c.dir, 'marker') })).text, 'ran', isolation);
     assert.ok(existsSync(join(c.dir, 'marker')));
-    // A script (timeout 1500 ms) waits on a tool that waits for the human: the script's clock stops too.
+    // A script (timeout 4000 ms) waits on a tool that waits for the human: the script's clock stops too.
     const code = `await plugins['ap.touch']({ path: ${JSON.stringify(join(c.dir, 'marker2'))} })`;
-    const r = await call(client, 'run_script', { code, timeoutMs: 1500 });
+    const r = await call(client, 'run_script', { code, timeoutMs: 4000 });
     assert.deepEqual([r.json.status, r.json.result], ['ok', 'ran'], JSON.stringify(r.json));
     assert.ok(existsSync(join(c.dir, 'marker2')));
   }

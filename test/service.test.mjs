@@ -161,6 +161,7 @@ test('OAuth: a JWT of the issuer, for this server, unexpired, is a principal; wr
     ['no expiry', await sign({}, { exp: null })],
     ['no scope', await sign({ scope: 'read' })],
     ['HMAC-signed with the public key as its secret', await new SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('carol').setExpirationTime('5m').sign(new TextEncoder().encode(JSON.stringify(jwk)))],
+    ['a sub that is not a string', await new SignJWT({ scope: 'mcp', sub: ['carol'] }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(privateKey)],
     ['unsigned (alg none)', `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: issuer, aud: audience, sub: 'carol', scope: 'mcp', exp: Math.floor(Date.now() / 1000) + 300 })).toString('base64url')}.`],
   ]) {
     const [status, challenge] = await refused(token);
@@ -254,6 +255,16 @@ test('principals: a script calls only the tools its principal may; the principal
   assert.match(await script("await plugins['svc.slow']({ ms: 60000 })"), /did not finish within \[principals\."carol"\.limits\] timeoutMs \(1500 ms\)/);
 });
 
+test('principals: under [mcp] toolNames = "portable" a tools list written in advertised names holds for scripts too', { timeout: 60_000 }, async (t) => {
+  const DORA = `dora-${randomBytes(12).toString('hex')}`;
+  const { config } = workspace(t, `[principals.dora]\ntokenSha256 = "${sha(DORA)}"\ntools = ["run_script", "svc_*"]\n[mcp]\ntoolNames = "portable"\n`);
+  const { url } = await serve(t, config);
+  const dora = await client(t, url, DORA);
+  assert.deepEqual((await dora.listTools()).tools.map((x) => x.name).sort(), ['kiln_close_session', 'run_script', 'svc_count', 'svc_slow']);
+  const r = JSON.parse(text(await dora.callTool({ name: 'run_script', arguments: { code: "[await plugins['svc.count']({}), await plugins['other.secret']({}).catch((e) => e.name)]" } })));
+  assert.deepEqual(r.result, [{ n: 1 }, 'PermissionError'], JSON.stringify(r));
+});
+
 test('a saved [principals] change applies to the next request: a removed table\'s token is refused, a narrowed tools list hides and refuses', { timeout: 60_000 }, async (t) => {
   const { config } = workspace(t);
   const { url, child } = await serve(t, config);
@@ -272,6 +283,89 @@ test('a saved [principals] change applies to the next request: a removed table\'
   assert.ok(!names.includes('other.secret'));
   assert.match(text(await alice.callTool({ name: 'other.secret', arguments: {} })), /no tool named "other\.secret" is exposed/);
   assert.equal(await count(alice, 'w'), 1, 'what alice still may call, she calls');
+});
+
+/** A 2025 client that answers every approval question with `answer` (an ElicitResult's content.allow). */
+async function asking(t, url, token, answer) {
+  const asked = [];
+  const c = new Client({ name: 'svc', version: '0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'legacy' } });
+  c.setRequestHandler('elicitation/create', async (req) => (asked.push(req.params.message), { action: 'accept', content: { allow: answer } }));
+  t.after(() => c.close().catch(() => {}));
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return { c, asked };
+}
+
+test('tenants apart: an "always" answer is its principal\'s own; one tenant\'s flood makes room from its own sessions; notices name no other tenant\'s session', { timeout: 120_000 }, async (t) => {
+  const CAROL = `carol-${randomBytes(12).toString('hex')}`;
+  const { dir, config } = workspace(t, `[principals.carol]\ntokenSha256 = "${sha(CAROL)}"\n[sessions]\nmaxSessions = 4\n[approvals]\nstore = "approvals.json"\n[[approvals.rules]]\nop = ["command"]\ncommand = ["hi"]\nverdict = "require"\n`);
+  writeFileSync(join(dir, 'cmd.ts'), `
+defineTool({ name: 'cmd.hi', exposeAsTool: true, allow: { commands: { hi: { run: ['printf', 'hi'] } } }, handler: async ({ commands }) => commands.run('hi') });
+defineTool({ name: 'cmd.dev', exposeAsTool: true, allow: { commands: { dev: { run: ['sleep', '60'], persistent: true } } }, handler: async ({ commands }) => (await commands.start('dev')).name });
+`);
+  const before = (await import('node:fs')).readFileSync(config, 'utf8');
+  writeFileSync(config, before.replace('extensions = ["./svc.ts"]', 'extensions = ["./svc.ts", "./cmd.ts"]'));
+  const { url, child } = await serve(t, config);
+  // Alice's human answers "always"; Bob's same operation is still put to Bob's human.
+  const alice = await asking(t, url, ALICE, 'always');
+  const bob = await asking(t, url, CAROL, 'once');
+  assert.equal(text(await alice.c.callTool({ name: 'cmd.hi', arguments: {} })), 'hi');
+  assert.equal(text(await alice.c.callTool({ name: 'cmd.hi', arguments: {} })), 'hi');
+  assert.equal(alice.asked.length, 1, 'alice\'s "always" holds for alice');
+  assert.equal(text(await bob.c.callTool({ name: 'cmd.hi', arguments: {} })), 'hi');
+  assert.equal(bob.asked.length, 1, 'carol\'s human was asked: alice\'s "always" is not hers');
+  assert.match((await import('node:fs')).readFileSync(join(dir, 'approvals.json'), 'utf8'), /"principal": "alice"/);
+
+  // [sessions] maxSessions = 4: alice holds one; carol opening five makes room from her own, never alice's.
+  const a = await client(t, url, ALICE);
+  assert.equal(await count(a, 'keep'), 1);
+  const carol = await client(t, url, CAROL);
+  for (let i = 0; i < 5; i++) assert.equal(await count(carol, `c${i}`), 1);
+  assert.equal(await count(a, 'keep'), 2, 'alice\'s session survived carol\'s flood');
+
+  // A persistent command of alice's in a session with a telling name; the grant goes; bob is told of the stop
+  // without alice's session name.
+  const notices = [];
+  bob.c.setNotificationHandler('notifications/message', (n) => notices.push(JSON.stringify(n.params.data)));
+  await bob.c.setLoggingLevel('info');
+  assert.equal(text(await a.callTool({ name: 'cmd.dev', arguments: {}, _meta: { session: 'acme-merger' } })), 'dev');
+  writeFileSync(config, (await import('node:fs')).readFileSync(config, 'utf8') + '\n[commands]\nenabled = false\n');
+  child.kill('SIGHUP');
+  assert.ok(await waitUntil(() => notices.some((n) => /stopped 1 command\(s\)/.test(n))), notices.join('\n'));
+  assert.ok(!notices.some((n) => /acme-merger|alice/.test(n)), notices.join('\n'));
+});
+
+test('a principal removed mid-call is stopped at once, its scripts gain nothing, and its MCP sessions end', { timeout: 60_000 }, async (t) => {
+  const CAROL = `carol-${randomBytes(12).toString('hex')}`;
+  const { config } = workspace(t, `[principals.carol]\ntokenSha256 = "${sha(CAROL)}"\ntools = ["run_script", "svc.*"]\n`);
+  const { url, child, stderr } = await serve(t, config);
+  const carol = await client(t, url, CAROL);
+  // Her script keeps trying a tool she may not call; once her table is gone she must not get it either.
+  const code = "const seen = []; for (let i = 0; i < 600; i++) { try { seen.push(await plugins['other.secret']({})); } catch (e) { seen.push(e.name); } console.log('try', i); await new Promise((r) => setTimeout(r, 50)); } seen";
+  const logged = [];
+  carol.setNotificationHandler('notifications/message', (n) => logged.push(n.params));
+  await carol.setLoggingLevel('info');
+  const running = carol.callTool({ name: 'run_script', arguments: { code, timeoutMs: 120000 } }, { timeout: 20_000 }).then(text, (e) => String(e));
+  assert.ok(await waitUntil(() => logged.length > 0, 30_000), 'the script is looping');
+  const before = (await import('node:fs')).readFileSync(config, 'utf8');
+  writeFileSync(config, before.replace(/\[principals\.carol\][^]*$/, ''));
+  child.kill('SIGHUP');
+  const out = await running;
+  assert.doesNotMatch(out, /only for alice/, 'the revoked script never reached the tool');
+  assert.match(out, /its principal was removed from the config/, stderr());
+});
+
+test('a principal may not be named "stdio"; a tools-listed kiln_extensions shows only the principal\'s tools', { timeout: 60_000 }, async (t) => {
+  const EVE = `eve-${randomBytes(12).toString('hex')}`;
+  const bad = workspace(t, `[principals.stdio]\ntokenSha256 = "${sha(EVE)}"\n`);
+  const r = await kiln(['mcp', '--http', '127.0.0.1:0', '--config', bad.config], { env: { KILN_TOKEN: SHARED } });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /\[principals\."stdio"\]: "stdio" is the name of kiln's local client/);
+  const { config } = workspace(t, `[principals.dora]\ntokenSha256 = "${sha(EVE)}"\ntools = ["svc.*", "kiln_extensions"]\n`);
+  const { url } = await serve(t, config);
+  const dora = await client(t, url, EVE);
+  const report = text(await dora.callTool({ name: 'kiln_extensions', arguments: {} }));
+  assert.match(report, /svc\.count/);
+  assert.doesNotMatch(report, /other\.secret/);
 });
 
 test('a port in use, or a token under 16 characters, ends kiln at start with exit 1 and says why', { timeout: 60_000 }, async (t) => {

@@ -434,6 +434,7 @@ function readPrincipals(file: string, v: unknown): KilnConfig['principals'] {
     const where = `[principals."${name}"]`;
     if (!/^[^\s\u0000-\u001f]{1,128}$/.test(name)) throw new ConfigError(`${file}: ${where}: a principal's name is 1 to 128 characters, no spaces or controls`);
     if (!isTable(p)) throw new ConfigError(`${file}: ${where} must be a table`);
+    if (name === 'stdio') throw new ConfigError(`${file}: ${where}: "stdio" is the name of kiln's local client; choose another name`);
     const settings: PrincipalSettings & { tokenSha256?: string } = {};
     for (const [k, x] of Object.entries(p)) {
       if (k === 'tokenSha256') {

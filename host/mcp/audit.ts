@@ -20,7 +20,14 @@ function secretsReport(registry: Registry): Record<string, unknown> {
   }]));
 }
 
-export function auditReport(registry: Registry, includeSchema: boolean): unknown {
+/** The report; `visible`, for a principal with a tools list (mcp/principals.ts): only the tools it may call
+ *  (by either name) and their files are shown, the secrets those tools declare, and no load failures or
+ *  warnings (they name other files). */
+export function auditReport(registry: Registry, includeSchema: boolean, visible?: (tool: string) => boolean): unknown {
+  const shown = (name: string) => !visible || visible(name) || visible(registry.advertised().asShown.get(name) ?? name);
+  const extensions = registry.extensions.filter((ext) => !visible || ext.artifact.manifest.tools.some((t) => shown(t.name)));
+  const declaredSecrets = new Set(extensions.flatMap((ext) => ext.artifact.manifest.tools.filter((t) => shown(t.name)).flatMap((t) => t.allow.secrets ?? [])));
+  const secrets = secretsReport(registry);
   return {
     engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
     operator: {
@@ -28,18 +35,18 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },
       // Names, variables, hosts, headers and formats: never a value (capabilities/secrets/secrets.ts).
       // Each with the grants that may use it (`secrets = [...]` in [grants."<key>"]): nobody else, in every mode.
-      secrets: secretsReport(registry), cpuMs: registry.policy.limits.cpuMs ?? null,
+      secrets: visible ? Object.fromEntries(Object.entries(secrets).filter(([name]) => declaredSecrets.has(name))) : secrets, cpuMs: registry.policy.limits.cpuMs ?? null,
       // What asks a human first ([approvals]); shown, never changed, over MCP.
       approvals: (({ store, ...a }) => ({ ...a, store: store ?? null }))(registry.approvals.settings),
       fs: { ...registry.policy.fs, root: registry.policy.fs.root ?? process.cwd() },
     },
-    extensions: registry.extensions.map((ext) => ({
+    extensions: extensions.map((ext) => ({
       file: ext.file,
       kind: ext.kind,
       artifactSha256: ext.artifact.sha256,
       engine: ext.artifact.manifest.engine,
       source: ext.artifact.manifest.source,
-      tools: ext.artifact.manifest.tools.map((t) => ({
+      tools: ext.artifact.manifest.tools.filter((t) => shown(t.name)).map((t) => ({
         name: t.name,
         description: t.description,
         exposeAsTool: t.exposeAsTool,
@@ -59,7 +66,7 @@ export function auditReport(registry: Registry, includeSchema: boolean): unknown
         ...(includeSchema ? { inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null } : {}),
       })),
     })),
-    failures: registry.failures,
-    warnings: registry.warnings,
+    failures: visible ? [] : registry.failures,
+    warnings: visible ? [] : registry.warnings,
   };
 }

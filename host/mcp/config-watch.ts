@@ -78,7 +78,12 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
           return [...new Set(ext.artifact.manifest.tools.flatMap((t) => narrowedKinds(t.allow, id, prev.policy, next.policy)))];
         },
       );
-      if (stopped.length) host.notice('info', `stopped ${stopped.length} command(s) the new settings no longer grant: ${stopped.join(', ')}`);
+      if (stopped.length) {
+        // Clients see which commands, not whose sessions they ran in (a session's name is its client's own).
+        const names = [...new Set(stopped.map((s) => s.slice(s.lastIndexOf(': ') + 2)))];
+        host.notice('info', `stopped ${stopped.length} command(s) the new settings no longer grant: ${names.join(', ')}`,
+          `stopped ${stopped.length} command(s) the new settings no longer grant: ${stopped.join(', ')}`);
+      }
       host.notice('info', `${config.file} changed: the new settings apply from the next call` +
         (needRestart.length ? `; ${needRestart.join(', ')} take effect after a restart` : ''));
       // A principal's listing is its [principals.*] tools' share of all tools: a changed table changes it too.

@@ -26,7 +26,8 @@ import { withinReach, type Authority } from '../policy/authority.js';
 import { reachableTools, toolsByFile } from '../capabilities/tools/tools.js';
 import type { AskVia } from '../policy/approvals/gate.js';
 import { annotations } from './annotations.js';
-import type { Principal } from './principals.js';
+import type { CallerLimits } from '../policy/limits.js';
+import { STDIO_PRINCIPAL, type Principal } from './principals.js';
 import type { ServerLog } from './log.js';
 import { AUDIT_TOOL, auditReport } from './audit.js';
 import { progressSink, type ProgressParams } from './progress.js';
@@ -125,9 +126,10 @@ export class McpHost {
   onNotice: ((level: NoticeLevel, text: string) => void) | undefined;
 
   /** A message of kiln's own: on stderr as "kiln: text", and to every client as notifications/message from
-   *  logger "kiln" (at or above the level the client chose; `sendNotice`). */
-  notice(level: NoticeLevel, text: string): void {
-    this.log.kiln(text, level);
+   *  logger "kiln" (at or above the level the client chose; `sendNotice`). `detail`, when given, is what stderr
+   *  gets instead: what only the operator may read (sessions' names, which are their clients' own). */
+  notice(level: NoticeLevel, text: string, detail?: string): void {
+    this.log.kiln(detail ?? text, level);
     this.onNotice?.(level, text);
   }
 
@@ -254,8 +256,9 @@ export class McpHost {
     return toTool.get(name) ?? (asShown.has(name) ? name : undefined);
   }
 
-  /** Each running call's own signal (stopCalls aborts them all); `stopped`: why calls are stopped from now on. */
-  private readonly running = new Set<AbortController>();
+  /** Each running call's own signal, with its principal (stopCalls aborts them all, stopCallsOf some);
+   *  `stopped`: why calls are stopped from now on. */
+  private readonly running = new Map<AbortController, Principal | undefined>();
   private stopped: CallStoppedError | undefined;
 
   /** Calls running now. */
@@ -277,7 +280,14 @@ export class McpHost {
    *  (CallStoppedError). */
   stopCalls(reason: string): void {
     this.stopped = new CallStoppedError(reason);
-    for (const c of this.running) c.abort(this.stopped);
+    for (const c of this.running.keys()) c.abort(this.stopped);
+  }
+
+  /** Stop the calls of the principals `which` picks (one was revoked), answered with `reason`. */
+  stopCallsOf(which: (p: Principal | undefined) => boolean, reason: string): number {
+    let n = 0;
+    for (const [c, p] of this.running) if (which(p)) n++, c.abort(new CallStoppedError(reason));
+    return n;
   }
 
   /** Call tool `name` (as the client names it) with `args`; `meta`: the request's `_meta` (session, progressToken). */
@@ -291,7 +301,7 @@ export class McpHost {
     if (clientSignal?.aborted) fromClient();
     else if (this.stopped) both.abort(this.stopped);
     clientSignal?.addEventListener('abort', fromClient, { once: true });
-    this.running.add(both);
+    this.running.set(both, opts.principal);
     const token = meta?.progressToken;
     const progress = notify && (typeof token === 'string' || typeof token === 'number')
       ? progressSink(token, (params) => void notify({ method: 'notifications/progress', params }).catch(() => {}))
@@ -299,12 +309,15 @@ export class McpHost {
     const principal = opts.principal;
     const named = typeof meta?.session === 'string' ? meta.session : opts.session === undefined ? 'default' : opts.session;
     // A principal's sessions are its own: the names it gives are in its own space (stdio has one client).
-    const own = (n: string) => (principal && principal.key !== 'stdio' ? `${principal.key}:${n}` : n);
+    const remote = principal !== undefined && principal !== STDIO_PRINCIPAL;
+    const own = (n: string) => (remote ? `${principal.key}:${n}` : n);
     const sessionName = own(named ?? `call:${randomUUID()}`);
-    const who = principal?.settings;
-    const caller = who && (who.limits || who.tools) ? {
-      ...who.limits, setting: `[principals."${principal!.id}".limits]`,
-      ...(who.tools ? { mayCall: (tool: string) => principalMayCall(principal, tool), mayCallSetting: `[principals."${principal!.id}"] tools` } : {}),
+    // Who calls, for everything the call starts: its limits, the tools its scripts may call (by either name a
+    // tool has), the principal its "always" approvals are kept for.
+    const caller: CallerLimits | undefined = remote ? {
+      ...principal.settings.limits, setting: `[principals."${principal.id}".limits]`, principal: principal.id,
+      mayCall: (tool: string) => principalMayCall(principal, tool) || principalMayCall(principal, this.registry.advertised().asShown.get(tool) ?? tool),
+      mayCallSetting: `[principals."${principal.id}"] tools`,
     } : undefined;
     // While it runs (not while it waits its turn), the call's guest's log lines go with it.
     const logged = <T>(unit: string, run: () => Promise<T>, session = sessionName): Promise<T> => {
@@ -328,7 +341,7 @@ export class McpHost {
       if (OWN_TOOLS.some((t) => t.name === name) && !principalMayCall(principal, name)) return errorResult(new KilnError(this.notExposed(name)));
       if (named !== null && !validSessionName(named)) throw new KilnError(`session name ${JSON.stringify(named.slice(0, 140))} must be 1-128 characters of letters, digits and . _ : @ -`);
       if (!OWN_TOOLS.some((t) => t.name === name)) this.checkSessions(principal, sessionName); // run_script checks its own target
-      if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true));
+      if (name === AUDIT_TOOL.name) return this.ok(auditReport(this.registry, args?.include_schema === true, principal?.settings.tools && ((t) => principalMayCall(principal, t))));
       if (name === RUN_SCRIPT_TOOL.name) {
         // Always a protocol-level success: the script's own outcome is in `status`.
         const a = args ?? {};

@@ -170,6 +170,23 @@ interface Connection {
    *  session's log lines never wait in front of another's answers; the per-session budget bounds them). */
   sendLog: ReturnType<typeof guestLogSender>;
   lastSeen: number;
+  /** Its POST requests being answered now: a busy session is never closed for room, and a revoked
+   *  principal's ends once its answers are out. */
+  busy: number;
+}
+
+/** The MCP session to close for room: the least recently seen idle one of the principal holding the most. */
+function roomFrom(connections: Iterable<Connection>): Connection | undefined {
+  const all = [...connections];
+  const held = new Map<string, number>();
+  for (const c of all) held.set(c.principal.key, (held.get(c.principal.key) ?? 0) + 1);
+  let victim: Connection | undefined;
+  for (const c of all) {
+    if (c.busy > 0) continue;
+    const [a, b] = [held.get(c.principal.key)!, victim ? held.get(victim.principal.key)! : -1];
+    if (!victim || a > b || (a === b && c.lastSeen < victim.lastSeen)) victim = c;
+  }
+  return victim;
 }
 
 /** A request id: the client's `X-Request-Id` when it is a plain token, else a new one. */
@@ -226,6 +243,15 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     },
   };
   const connections = new Map<string, Connection>();
+  /** A principal the config no longer has: its calls are stopped and its MCP sessions end (its token is
+   *  refused from the next request: principals.ts). */
+  const dropRevoked = () => {
+    const stopped = mcp.stopCallsOf((p) => p?.revoked === true, 'its principal was removed from the config ([principals])');
+    let ended = 0;
+    // The stopped calls' answers go out first: a busy session ends when its last request is answered (handle).
+    for (const c of [...connections.values()]) if (c.principal.revoked && (ended++, c.busy === 0)) void c.transport.close().catch(() => {});
+    if (stopped || ended) log.kiln(`[principals] changed: stopped ${stopped} call(s) and ended ${ended} MCP session(s) of removed principals`);
+  };
   mcp.onGuestLog = (session, logger, level, data) => {
     for (const c of connections.values()) if (c.transport.sessionId !== undefined && session === `${c.principal.key}:${c.transport.sessionId}`) c.sendLog(logger, level, data);
   };
@@ -239,6 +265,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   let reload: (() => void) | undefined;
   if (opts.watch) {
     reload = (await startWatching(mcp, opts.watch, () => {
+      dropRevoked();
       for (const c of connections.values()) void c.server.sendToolListChanged().catch(() => {});
       modern.notify.toolsChanged(); // to 2026-07-28 clients' subscriptions/listen streams
     }))?.reload;
@@ -263,7 +290,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
       },
     });
     const server = mcpServer(setup, { era: 'legacy', principal, defaultSession: () => id ?? 'default' });
-    const c: Connection = { transport, server, principal, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now() };
+    const c: Connection = { transport, server, principal, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now(), busy: 0 };
     transport.onclose = () => {
       if (id === undefined) return;
       connections.delete(id);
@@ -321,12 +348,31 @@ export async function serveHttp(registry: Registry, version: string, listen: str
         return writeWebResponse(res, await modern.fetch(web, { parsedBody, authInfo: { token: '', clientId: principal.id, scopes: [] } }));
       }
       if (draining) return refuse(res, 503, 'the server is stopping: connect to another replica');
-      if (connections.size >= maxSessions) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions; retry later or raise [sessions] maxSessions`);
+      // A principal's MCP sessions count against its own maxSessions; at the server's, the principal holding
+      // the most gives one up (roomFrom), so that no client's flood closes everyone else's.
+      const mine = principal.settings.limits?.maxSessions;
+      if (mine !== undefined && [...connections.values()].filter((x) => x.principal.key === principal.key).length >= mine) {
+        return refuse(res, 503, `this client holds ${mine} MCP sessions, the most [principals."${principal.id}".limits] maxSessions allows; end one (DELETE) or raise maxSessions`);
+      }
+      if (connections.size >= maxSessions) {
+        const victim = roomFrom(connections.values());
+        if (!victim) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions, all busy; retry later or raise [sessions] maxSessions`);
+        await victim.transport.close().catch(() => {});
+      }
       c = await open(principal);
     }
     c.lastSeen = Date.now();
-    await writeWebResponse(res, await c.transport.handleRequest(web, { parsedBody }));
+    const counted = req.method === 'POST';
+    if (counted) c.busy++;
+    try {
+      await writeWebResponse(res, await c.transport.handleRequest(web, { parsedBody }));
+    } finally {
+      if (counted) c.busy--;
+      c.lastSeen = Date.now();
+      if (c.busy === 0 && c.principal.revoked) void c.transport.close().catch(() => {});
+    }
   };
+
 
   http.on('request', (req, res) => {
     handle(req, res).catch((e) => {

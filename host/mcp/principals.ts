@@ -32,11 +32,17 @@ export interface Principal {
   /** What sessions, tasks and states are keyed by: `id` made safe for a session name. */
   key: string;
   settings: PrincipalSettings;
+  /** A [principals.<name>] principal whose table the config no longer has: it may do nothing more, and what it
+   *  still runs is stopped (mcp/http.ts). */
+  readonly revoked: boolean;
 }
 
 
 /** The principal of a local client (stdio): everything, as before principals. */
-export const STDIO_PRINCIPAL: Principal = { id: 'stdio', key: 'stdio', settings: {} };
+export const STDIO_PRINCIPAL: Principal = { id: 'stdio', key: 'stdio', settings: {}, revoked: false };
+
+/** What a revoked principal may do: nothing (kiln_close_session aside). */
+const REVOKED: PrincipalSettings = Object.freeze({ tools: [] });
 
 /** Why a request's Authorization is refused: which case, for the 401's text. */
 export type Refusal = 'missing' | 'scheme' | 'invalid';
@@ -95,6 +101,8 @@ export class Principals {
         const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
         const missing = this.oauth.scopes.filter((s) => !scopes.includes(s));
         if (missing.length) return void why(`the token lacks the scope(s) ${missing.join(', ')}`);
+        // jose checks that a sub is present, not what it is: only a plain string names a subject.
+        if (typeof claims.sub !== 'string' || !/^[^\u0000-\u001f]{1,256}$/.test(claims.sub)) return void why('its sub is not a string of 1 to 256 characters');
         return this.named(`oauth:${claims.sub}`);
       } catch (e) {
         return void why(`JWT refused: ${(e as Error).message}`);
@@ -103,14 +111,20 @@ export class Principals {
     return void why('no such token');
   }
 
-  /** Principal `id`, whose settings are its table's as the config file is at each use. */
+  /** Principal `id`, whose settings are its table's as the config file is at each use. A token principal
+   *  (neither "default" nor an OAuth subject) exists only by its table: once that is gone it is revoked. */
   named(id: string): Principal {
     const tables = this.tables;
+    const byToken = id !== 'default' && !id.startsWith('oauth:');
     return {
       id, key: safeKey(id),
+      get revoked(): boolean {
+        return byToken && !Object.hasOwn(tables(), id);
+      },
       get settings(): PrincipalSettings {
         const now = tables();
-        return now[id] ?? (id.startsWith('oauth:') ? now[OAUTH_DEFAULT] : undefined) ?? {};
+        if (byToken && !Object.hasOwn(now, id)) return REVOKED;
+        return (Object.hasOwn(now, id) ? now[id] : id.startsWith('oauth:') && Object.hasOwn(now, OAUTH_DEFAULT) ? now[OAUTH_DEFAULT] : undefined) ?? {};
       },
     };
   }

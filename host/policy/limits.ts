@@ -22,7 +22,7 @@ export function cpuBudget(policy: OperatorPolicy, tool: Pick<ToolManifest, 'cpuM
   return budget;
 }
 
-/** The limits of whoever makes a call (a principal's [principals.<name>.limits]), over the tool's and the
+/** Who makes a call over HTTP, and its limits (a principal's [principals.<name>.limits]) over the tool's and the
  *  operator's: each the lower; they hold for its plugins[...] callees too. `setting` names where they come
  *  from. `mayCall`: the tools a script it runs may call (its [principals.<name>] tools), `mayCallSetting` that
  *  line. */
@@ -32,6 +32,8 @@ export interface CallerLimits {
   setting: string;
   mayCall?: (tool: string) => boolean;
   mayCallSetting?: string;
+  /** The principal (mcp/principals.ts) whose human's "always" answers hold for this call. */
+  principal?: string;
 }
 
 /** A call's time limit: the tool's timeoutMs, else the operator's [limits] timeoutMs; the caller's when lower;

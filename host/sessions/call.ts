@@ -186,6 +186,7 @@ export async function runInSession(
         approve: (request, forced) => registry.approvals.approve(request, {
           session: session.name, sessionKey: session, extension: ext.toolIdentity?.(inv.tool) ?? { file: ext.file, sha256: ext.artifact.sha256 }, tool: inv.tool,
           signal: extras.signal, via: call?.via, pause: call && (() => call.pause()), call: spent, operation: operationDigest(kind, request, extras.body),
+          ...(call && call.caller?.principal !== undefined ? { principal: call.caller.principal } : {}),
         }, forced),
         judgesPaths: !registry.approvals.off,
         written: { call: spent.written, session: sessionWritten },

@@ -6,8 +6,9 @@
 //    tool calling another through `plugins[...]` is part of its caller's call and does not queue.
 //  - A queued call whose signal aborts (the client cancelled it) leaves the queue without running.
 //  - A session idle for `idleTtlMs` is closed: its guests, vars, persistent processes and cookies go.
-//  - At most `maxSessions` sessions are held; a new one past that closes the least recently used idle session
-//    (its guests, vars, processes and cookies go), or is refused with a KilnError if every session is busy.
+//  - At most `maxSessions` sessions are held; a new one past that closes an idle session — the least recently
+//    used of the owner holding the most (`ownerOf`) — (its guests, vars, processes and cookies go), or is
+//    refused with a KilnError if every session is busy.
 //  - At most `maxInstances` guests are alive across all sessions; past that, the least recently used idle
 //    session's guests are discarded (its vars, processes and cookies stay; its next call starts fresh globals).
 //  - In a server (host "mcp"), what all of a session's guests log reaches the server's stderr and its client
@@ -60,6 +61,13 @@ interface Entry {
 
 /** The queue unit of a session's script guest (run_script): no extension file is named like this. */
 export const SCRIPT_UNIT = '\u0000run_script';
+
+/** Who a session belongs to, for sharing room fairly: its name up to the first ':' (an HTTP principal's
+ *  sessions are named `<principal key>:<name>`: mcp/host.ts); a name without one, to nobody in particular. */
+export function ownerOf(name: string): string {
+  const i = name.indexOf(':');
+  return i < 0 ? '' : name.slice(0, i);
+}
 
 export class Sessions {
   private readonly entries = new Map<string, Entry>();
@@ -152,13 +160,23 @@ export class Sessions {
     return (ext, level, msg) => limiter.write({ ext, level }, msg);
   }
 
-  /** Before a new session: at `maxSessions`, close the least recently used idle one; none idle: refuse. */
+  /** Before a new session: at `maxSessions`, close an idle one — the least recently used of the owner holding
+   *  the most sessions (ownerOf), so that one client filling the server makes room from its own; none idle:
+   *  refuse. */
   private makeRoom(): void {
     if (this.entries.size < this.settings.maxSessions) return;
-    let lru: [string, Entry] | undefined;
-    for (const kv of this.entries) if (kv[1].busy === 0 && (!lru || kv[1].lastUsed < lru[1].lastUsed)) lru = kv;
-    if (!lru) throw new KilnError(`the server holds ${this.settings.maxSessions} sessions, all busy; retry later or raise [sessions] maxSessions`);
-    this.close(lru[0]);
+    const held = new Map<string, number>();
+    for (const name of this.entries.keys()) held.set(ownerOf(name), (held.get(ownerOf(name)) ?? 0) + 1);
+    let victim: [string, Entry] | undefined;
+    const rank = ([name, e]: [string, Entry]) => [held.get(ownerOf(name))!, -e.lastUsed];
+    for (const kv of this.entries) {
+      if (kv[1].busy !== 0) continue;
+      if (!victim) { victim = kv; continue; }
+      const [a, b] = [rank(kv), rank(victim)];
+      if (a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])) victim = kv;
+    }
+    if (!victim) throw new KilnError(`the server holds ${this.settings.maxSessions} sessions, all busy; retry later or raise [sessions] maxSessions`);
+    this.close(victim[0]);
   }
 
   /** Run `fn` in session `name` after every call queued before it for the same `unit` (the guest it runs

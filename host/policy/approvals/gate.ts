@@ -42,7 +42,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, wri
 import { PermissionError } from '../../errors.js';
 import type { AuditLog } from '../audit-log.js';
 import type { ExtensionIdentity } from '../extension-identity.js';
-import { approvalKey } from './keys.js';
+import { approvalKey, storeKey } from './keys.js';
 import { escaped, visible } from './escaping.js';
 import { allowHint, describe, question, QUESTION_MAX_CHARS, safeTarget } from './question.js';
 import type { ApprovalRequest, DecisionInput } from './request.js';
@@ -116,6 +116,8 @@ export interface ApprovalSubject {
   call?: CallQuestions;
   /** A digest of the operation exactly as the guest asked for it (its request and the bytes it carries). */
   operation?: string;
+  /** The principal whose call this is (over HTTP): its "always" answers are its own (keys.ts storeKey). */
+  principal?: string;
 }
 
 export type AnswerKind = 'once' | 'session' | 'always';
@@ -162,7 +164,7 @@ export class AlwaysStore {
   }
 
   /** Keep an answer; false when the file cannot be written (or is broken: it is never overwritten then). */
-  add(entry: { key: string; sha256: string; extension: string; tool: string; op: string; target: string }): boolean {
+  add(entry: { key: string; sha256: string; extension: string; tool: string; op: string; target: string; principal?: string }): boolean {
     this.refresh();
     if (this.broken !== undefined) return false;
     try {
@@ -227,7 +229,7 @@ export class ApprovalGate {
     const key = approvalKey(request, s.tool, s.extension.sha256);
     const remembered = (): boolean => {
       if (this.sessions.get(s.sessionKey)?.has(key)) return void record({ event: 'remembered', answer: 'session' }), true;
-      if (this.store?.has(key)) return void record({ event: 'remembered', answer: 'always' }), true;
+      if (this.store?.has(storeKey(key, s.principal))) return void record({ event: 'remembered', answer: 'always' }), true;
       return false;
     };
     if (remembered()) return;
@@ -384,7 +386,7 @@ export class ApprovalGate {
       set.add(key);
     }
     if (kind === 'always') {
-      this.store!.add({ key, sha256: s.extension.sha256, extension: s.extension.file, tool: s.tool, op: request.op, target });
+      this.store!.add({ key: storeKey(key, s.principal), sha256: s.extension.sha256, extension: s.extension.file, tool: s.tool, op: request.op, target, ...(s.principal !== undefined ? { principal: s.principal } : {}) });
     }
   }
 }

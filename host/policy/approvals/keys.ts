@@ -6,7 +6,8 @@
 //    origin, a file's path (any size); a directory's entries and where a directory symlink really leads a path are
 //    part of it, so an answer for one target never covers another.
 //  - Keys are hashed (sha256 over the artifact's sha256, the tool and the target), so the store never holds
-//    argument values.
+//    argument values. An "always" answer given by a principal's human (over HTTP) is kept under a key of that
+//    principal's (`storeKey`): it never answers for another principal's calls.
 import { createHash } from 'node:crypto';
 import { normalisePath, urlOf, type ApprovalRequest } from './request.js';
 
@@ -29,4 +30,10 @@ export function approvalKey(r: ApprovalRequest, tool: string, sha256: string): s
   // Where a directory symlink leads the path is part of it: an answer for one place does not cover another.
   if (r.realPath !== undefined || r.realTo !== undefined) target = [target, r.realPath ?? null, r.realTo ?? null];
   return createHash('sha256').update(JSON.stringify([sha256, tool, r.op, target])).digest('hex');
+}
+
+/** The key an "always" answer is kept under in the operator's store: `key` itself for the local client (stdio,
+ *  kiln run), else bound to the principal whose human gave it. */
+export function storeKey(key: string, principal: string | undefined): string {
+  return principal === undefined ? key : createHash('sha256').update(JSON.stringify(['principal', principal, key])).digest('hex');
 }
