@@ -13,7 +13,7 @@ import { BUILTIN_TOOLS, Registry } from './extensions/registry.js';
 import type { KilnConfig } from './config/config.js';
 import type { WatchOptions } from './mcp/server.js';
 import { defaultConfig } from './config/config-file.js';
-import { guestLog, printableLine, writeStderr } from './untrusted/terminal.js';
+import { guestLog, printableLine, stderrAsJson, writeStderr, writeStderrAt } from './untrusted/terminal.js';
 
 /** V8's default is 1,800,000; a billion is never spent by a one-shot command. */
 export const ONE_SHOT_TIERING_BUDGET = 1_000_000_000;
@@ -214,8 +214,8 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
   // A server started with nothing to serve still answers, so that its client (not only its stderr, which a
   // client rarely shows) is told what to do.
   if (required && paths.length === 0) registry.warnings.push(NOTHING_TO_SERVE(process.cwd()));
-  for (const f of registry.failures) err(`kiln: not loaded: ${f.error}`);
-  for (const w of registry.warnings) err(`kiln: ${w}`);
+  for (const f of registry.failures) writeStderrAt('error', `kiln: not loaded: ${f.error}`);
+  for (const w of registry.warnings) writeStderrAt('warn', `kiln: ${w}`);
   return registry;
 }
 
@@ -259,9 +259,20 @@ async function mcp(argv: string[]): Promise<number> {
   if (values.http === undefined && values['log-format'] !== undefined) throw new UsageError('--log-format applies to kiln mcp --http (stdio writes text for people)');
   let config: KilnConfig | undefined;
   let configPath: string | undefined;
+  let http: typeof import('./mcp/http.js') | undefined;
+  if (values.http !== undefined) {
+    http = await import('./mcp/http.js');
+    if (logFormat === 'json') stderrAsJson(process.env.KILN_REPLICA ? { replica: process.env.KILN_REPLICA } : {});
+    http.checkHttpStart(values.http); // the environment's settings, before anything loads
+  }
   const registry = await loadRegistry(positionals, values.config, true, false, (c, f) => {
     config = c;
     configPath = f;
+    if (http) {
+      const replica = process.env.KILN_REPLICA || c.http.replica;
+      if (logFormat === 'json') stderrAsJson(replica ? { replica } : {});
+      http.checkHttpStart(values.http!, { http: c.http, principals: c.principals, mcp: c.mcp }); // and the file's
+    }
   });
   const watch: WatchOptions = {
     ...(values.watch ? { files: { paths: [...positionals, ...(config?.extensions ?? [])], exclude: config?.exclude ?? [] } } : {}),
@@ -273,9 +284,8 @@ async function mcp(argv: string[]): Promise<number> {
   if (registry.policy.commands.enabled && registry.extensions.some((e) => e.artifact.manifest.tools.some((t) => Object.keys(t.allow.commands).length > 0))) {
     (await import('./capabilities/commands/processes.js')).checkCommandSupport();
   }
-  if (values.http !== undefined) {
-    const { serveHttp } = await import('./mcp/http.js');
-    await serveHttp(registry, VERSION, values.http, { http: config?.http, principals: config?.principals, mcp: config?.mcp, logFormat, watch: watch.files || watch.config ? watch : undefined });
+  if (http) {
+    await http.serveHttp(registry, VERSION, values.http!, { http: config?.http, principals: config?.principals, mcp: config?.mcp, logFormat, watch: watch.files || watch.config ? watch : undefined });
   } else {
     const { serveStdio } = await import('./mcp/stdio.js'); // the MCP SDK loads only for `kiln mcp`
     await serveStdio(registry, VERSION, config?.mcp, watch.files || watch.config ? watch : undefined);
@@ -321,7 +331,7 @@ main(process.argv.slice(2)).then(
   (code) => { if (code >= 0) process.exitCode = code; },
   (e) => {
     const usage = e instanceof UsageError || (typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_'));
-    err(e instanceof KilnError || usage ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
+    writeStderrAt('error', e instanceof KilnError || usage ? `kiln: ${e.message}` : `kiln: internal error: ${e?.stack ?? e}`);
     process.exitCode = usage ? 2 : e instanceof KilnError ? 1 : 70;
     // A server that could not start ends now (its loaded extensions' threads would keep the process up).
     if (process.argv[2] === 'mcp') setImmediate(() => process.exit());

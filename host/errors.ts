@@ -89,3 +89,8 @@ export class MemoryLimitError extends KilnError {
 export class CpuLimitError extends KilnError {
   override name = 'CpuLimitError';
 }
+
+/** The shared session store ([sessions] store) cannot be reached, or refused what kiln asked of it. */
+export class StoreError extends KilnError {
+  override name = 'StoreError';
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc,
-# the wasm32 compiler runtime, chromium, haproxy and redis-server (the scale-out test's); the npm packages (npm ci); the compiled host; the process reaper; the engine build;
+# the wasm32 compiler runtime, chromium, haproxy, nginx and redis-server (the scale-out tests'); the npm packages (npm ci); the compiled host; the process reaper; the engine build;
 # the Python environment build/py (scripts/setup-python.sh). `npm test`, `npm run demo` and `npm run bench` run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +12,10 @@ command -v wasm-ld >/dev/null 2>&1 || need+=(lld)
 compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a' >/dev/null || need+=(libclang-rt-14-dev-wasm32)
 # The browser extensions drive (allow.browser), through playwright-core: Debian's, never Playwright's download.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
-# A load balancer and a shared session store for the scale-out test (test/scale-out.test.mjs starts and stops
-# its own; nothing runs as a service).
+# Two load balancers and a shared session store for the scale-out tests (test/scale-out.test.mjs starts and
+# stops its own; nothing runs as a service).
 command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[setup] installing Debian packages: ${need[*]}" >&2

@@ -47,3 +47,17 @@ test('the path check finds a path that does not exist, and reads paths as prose 
   assert.equal(names('host/engine/*.ts'), true);
   assert.equal(names('host/engine/nothing-*.ts'), false);
 });
+
+test('docs/deployment.md shows the load balancers\' configurations the scale-out tests run', async () => {
+  const { haproxyConfig } = await import('./haproxy.mjs');
+  const { nginxConfig } = await import('./nginx.mjs');
+  const doc = readFileSync(join(root, 'docs/deployment.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```\n([^`]*?)```/g)].map((m) => m[1]);
+  const replicas = [1, 2, 3].map((i) => ({ name: `r${i}`, port: 8100 + i }));
+  assert.ok(blocks.includes(haproxyConfig(8100, replicas)), 'the HAProxy configuration, as test/haproxy.mjs writes it');
+  // nginx's: its http block as the test writes it for two replicas, less the lines naming the test's files.
+  const ours = nginxConfig(8100, replicas.slice(0, 2), '/d').split('\n');
+  const http = ours.slice(ours.indexOf('http {') + 1, ours.lastIndexOf('}'))
+    .filter((l) => !/_path |access_log/.test(l)).map((l) => l.replace(/^ {2}/, '')).join('\n');
+  assert.ok(blocks.some((b) => b.trimEnd() === http.trimEnd()), `the nginx configuration, as test/nginx.mjs writes it:\n${http}`);
+});

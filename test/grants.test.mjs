@@ -164,7 +164,8 @@ test('kiln.yaml and kiln.json: one schema, the same behaviour and the same messa
     assert.notEqual(message(toml), 'no error');
     for (const o of others) assert.equal(message(o), message(toml), o);
   }
-  assert.match(message(write('d.yaml', 'a: [')), /: not valid YAML: /);
+  assert.match(message(write('d.yaml', 'a: [')), /: not valid YAML: .*line 1/);
+  assert.match(message(write('d.toml', '[sessions]\nmaxSessions = 4\nstore = redis://x\n')), /: not valid TOML \(line 3, column 9\): Invalid TOML document: invalid value/);
   assert.match(message(write('d.json', '{')), /: not valid JSON: /);
   assert.match(message(write('e.yaml', '- 1\n- 2\n')), /the settings must be a table \(an object\), not a list/);
   assert.match(message(write('f.yaml', 'grants:\n  x.ts: {}\n  x.ts: {}\n')), /not valid YAML: .*[Mm]ap keys must be unique/);

@@ -3,21 +3,27 @@
 // (round-robin; a 2025 session routed by the replica its id names, from its very first request). Twenty clients
 // at once — ten on 2026-07-28 (stateless, any replica), ten on 2025-11-25 (sticky) — each count in a session
 // of its own: with every replica up, no call fails and every count goes 1, 2, 3, … whichever replica answers.
-// Then one replica gets SIGTERM (it drains: no call fails), and another SIGKILL: only calls in flight on it
-// fail, a 2025 client whose session was there starts a new one, and no count ever starts again from 1.
+// Then one replica gets SIGTERM (it drains: no call fails, a 2025 session there is carried on by another
+// replica), and another SIGKILL: only calls in flight on it fail, and no count ever starts again from 1.
+// Then the same through nginx (test/nginx.mjs): a rolling restart of two replicas under eight clients, with
+// not one failed call; and two replicas passing a 2025 MCP session between them for its own principal only.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { kilnBin, stderrMatch, tempDir, waitUntil } from './helpers.mjs';
 import { haproxyConfig } from './haproxy.mjs';
+import { nginxConfig } from './nginx.mjs';
 
 const TOKEN = 'scale-token-0123456789abcdef';
 const STATE_KEY = Buffer.alloc(32, 11).toString('base64url');
 const MODERN = '2026-07-28';
+
+/** Debian installs the balancers in /usr/sbin, which a user's PATH may not hold. */
+const sbin = (name) => (existsSync(`/usr/sbin/${name}`) ? `/usr/sbin/${name}` : name);
 
 const freePort = () => new Promise((resolve) => {
   const s = createServer();
@@ -27,10 +33,18 @@ const freePort = () => new Promise((resolve) => {
   });
 });
 
-/** A child process stopped when the test ends (SIGKILL, by its pid). */
-function start(t, cmd, args, env = {}) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => child.kill('SIGKILL'));
+/** A child process stopped when the test ends (SIGKILL, by its pid; with `group`, its whole process group:
+ *  nginx's workers outlive a killed master). */
+function start(t, cmd, args, env = {}, group = false) {
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+  t.after(() => {
+    try {
+      if (group) process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -71,7 +85,7 @@ taskAfterMs = 0
   }
   const cfg = join(dir, 'haproxy.cfg');
   writeFileSync(cfg, haproxyConfig(lb, replicas));
-  const haproxy = start(t, 'haproxy', ['-f', cfg, '-db']);
+  const haproxy = start(t, sbin('haproxy'), ['-f', cfg, '-db']);
   const url = `http://127.0.0.1:${lb}/mcp`;
   assert.ok(await waitUntil(async () => (await fetch(`http://127.0.0.1:${lb}/healthz`).then((r) => r.status).catch(() => 0)) === 200, 30_000), haproxy.output());
 
@@ -139,10 +153,11 @@ taskAfterMs = 0
   await phase2;
   assert.equal((await replicas[0].child.exited).code, 0, replicas[0].child.output());
   for (const c of clients) {
-    if (c.mode === MODERN) assert.deepEqual(c.failures, [], `${c.session}: no 2026 call fails while a replica drains`);
-    else assert.ok(c.failures.length <= 1, `${c.session}: a 2025 client loses at most its session: ${c.failures.join(' | ')}`);
+    // A 2025 client's MCP session outlives its replica: another replica carries it on from the store.
+    assert.deepEqual(c.failures, [], `${c.session} (${c.mode}): no call fails while a replica drains`);
     assert.ok(increasing(c), `${c.session}: its vars survived: ${c.counts.join(',')}`);
   }
+  assert.ok(replicas.slice(1).some((r) => /carried on MCP session/.test(r.child.output())), 'the drained replica\'s 2025 sessions were carried on elsewhere');
 
   // SIGKILL r2 mid-round: only what was in flight on it fails.
   const before = clients.map((c) => c.failures.length);
@@ -166,5 +181,148 @@ taskAfterMs = 0
       return c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } });
     });
     assert.ok(r.structuredContent.n > c.counts[c.counts.length - 1], `${c.session} continues from its last count`);
+  }
+});
+
+test('two replicas sharing a store: a 2025 MCP session begun on one goes on on the other for its own principal only; DELETE ends it on both', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const redisPort = await freePort();
+  const redis = start(t, 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
+  assert.ok(await waitUntil(() => /Ready to accept connections/.test(redis.output()), 30_000), redis.output());
+  writeFileSync(join(dir, 'count.ts'), "defineTool({ name: 'scale.count', exposeAsTool: true, handler: async () => { const n = Number(vars.get('n') ?? 0) + 1; vars.set('n', String(n)); return { n }; } });");
+  const OTHER = 'other-token-0123456789abcdef';
+  const sha = (await import('node:crypto')).createHash('sha256').update(OTHER).digest('hex');
+  writeFileSync(join(dir, 'kiln.toml'), `extensions = ["./count.ts"]\n[sessions]\nstore = "redis://127.0.0.1:${redisPort}"\n[principals.other]\ntokenSha256 = "${sha}"\n`);
+  const urls = [];
+  for (const name of ['a', 'b']) {
+    const child = start(t, process.execPath, [kilnBin, 'mcp', '--http', '127.0.0.1:0', '--config', join(dir, 'kiln.toml')], { KILN_TOKEN: TOKEN, KILN_REPLICA: name });
+    urls.push((await stderrMatch(child, /at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))[1]);
+  }
+  const post = (url, token, body, sid) => fetch(url, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...(sid ? { 'mcp-session-id': sid } : {}) },
+  });
+  const init = await post(urls[0], TOKEN, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '0' } } });
+  const sid = init.headers.get('mcp-session-id');
+  await init.text();
+  assert.match(sid, /^a\./);
+  await (await post(urls[0], TOKEN, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).text();
+  const call = async (url, token, id) => {
+    const r = await post(url, token, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'scale.count', arguments: {} } }, sid);
+    const body = await r.text();
+    const data = body.split('\n').find((l) => l.startsWith('data: {'));
+    return { status: r.status, n: data && JSON.parse(data.slice(6)).result?.structuredContent?.n };
+  };
+  assert.deepEqual(await call(urls[0], TOKEN, 1), { status: 200, n: 1 });
+  assert.equal((await call(urls[1], OTHER, 2)).status, 404, 'another principal cannot carry it on');
+  assert.deepEqual(await call(urls[1], TOKEN, 3), { status: 200, n: 2 }, 'replica b carries on the session, its vars with it');
+  assert.deepEqual(await call(urls[0], TOKEN, 4), { status: 200, n: 3 });
+  const del = await fetch(urls[1], { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
+  assert.equal(del.status, 200);
+  // Ended by its client: replica b forgot its record; replica a still holds it in memory until idle, but a
+  // third replica (here: b again, which no longer holds it) cannot take it up.
+  assert.equal((await call(urls[1], TOKEN, 5)).status, 404, 'a session its client ended is not carried on');
+});
+
+test('a rolling restart behind nginx: two replicas stopped and started again in turn while 8 clients call; no call fails, no count restarts', { timeout: 600_000 }, async (t) => {
+  const dir = tempDir(t);
+  const redisPort = await freePort();
+  const redis = start(t, 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
+  assert.ok(await waitUntil(() => /Ready to accept connections/.test(redis.output()), 30_000), redis.output());
+  const lb = await freePort();
+  writeFileSync(join(dir, 'count.ts'), `
+defineTool({ name: 'scale.count', exposeAsTool: true, handler: async () => { const n = Number(vars.get('n') ?? 0) + 1; vars.set('n', String(n)); return { n }; } });
+defineTool({ name: 'scale.slow', exposeAsTool: true, handler: async ({ args }) => { await new Promise((r) => setTimeout(r, args.ms)); return 'slow done'; } });`);
+  const config = join(dir, 'kiln.toml');
+  writeFileSync(config, `extensions = ["./count.ts"]\n[sessions]\nstore = "redis://127.0.0.1:${redisPort}"\n[http]\nallowedHosts = ["127.0.0.1:${lb}"]\ndrainNoticeMs = 0\ndrainMs = 10000\n[mcp]\ntaskAfterMs = 0\n`);
+  const replicas = [{ name: 'r1', port: await freePort() }, { name: 'r2', port: await freePort() }];
+  const up = async (r) => {
+    r.child = start(t, process.execPath, [kilnBin, 'mcp', '--http', `127.0.0.1:${r.port}`, '--config', config], { KILN_TOKEN: TOKEN, KILN_STATE_KEY: STATE_KEY, KILN_REPLICA: r.name });
+    await stderrMatch(r.child, /at http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  };
+  for (const r of replicas) await up(r);
+  writeFileSync(join(dir, 'nginx.conf'), nginxConfig(lb, replicas, dir));
+  const nginx = start(t, sbin('nginx'), ['-c', join(dir, 'nginx.conf'), '-p', dir], {}, true);
+  const url = `http://127.0.0.1:${lb}/mcp`;
+  assert.ok(await waitUntil(async () => (await fetch(`http://127.0.0.1:${lb}/healthz`).then((r) => r.status).catch(() => 0)) === 200, 30_000), nginx.output());
+
+  // A task through nginx: its id names its replica, and tasks/get reaches it whichever replica round-robin picks.
+  const env = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'io.modelcontextprotocol/clientInfo': { name: 'tasks', version: '0' } };
+  const modern = (method, params, name) => fetch(url, {
+    method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: env } }),
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name },
+  }).then((r) => r.json());
+  const task = (await modern('tools/call', { name: 'scale.slow', arguments: { ms: 600 } }, 'scale.slow')).result;
+  assert.match(task.taskId, /^r[12]\./, JSON.stringify(task));
+  const seen = [];
+  for (let i = 0; i < 50 && seen.at(-1) !== 'completed'; i++) {
+    const got = await modern('tasks/get', { taskId: task.taskId }, task.taskId);
+    assert.ok(got.result, `tasks/get #${i}: ${JSON.stringify(got)}`);
+    seen.push(got.result.status);
+    if (got.result.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(seen.at(-1), 'completed', seen.join(','));
+
+  const connect = async (mode) => {
+    const c = new Client({ name: 'roll', version: '0' }, { versionNegotiation: { mode: mode === MODERN ? { pin: MODERN } : 'legacy' } });
+    await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    return c;
+  };
+  const clients = [];
+  for (let i = 0; i < 8; i++) {
+    const mode = i % 2 === 0 ? MODERN : 'legacy';
+    clients.push({ mode, session: `n${i}`, client: await connect(mode), counts: [], failures: [] });
+  }
+  t.after(async () => { for (const c of clients) await c.client.close().catch(() => {}); });
+  let stop = false;
+  const loop = Promise.all(clients.map(async (c) => {
+    for (let k = 0; k < 2000 && !stop; k++) {
+      try {
+        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 60_000 });
+        if (r.isError) throw new Error(r.content[0].text);
+        c.counts.push(r.structuredContent.n);
+      } catch (e) {
+        c.failures.push(String(e?.message ?? e).slice(0, 200));
+      }
+    }
+  }));
+  const total = () => clients.reduce((n, c) => n + c.counts.length + c.failures.length, 0);
+  // nginx reloaded with the replicas as they are now; resolves once its old workers (which finish the requests
+  // they hold, within worker_shutdown_timeout) are gone.
+  const reload = async () => {
+    writeFileSync(join(dir, 'nginx.conf'), nginxConfig(lb, replicas, dir));
+    const workers = () => readFileSync(`/proc/${nginx.pid}/task/${nginx.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const old = workers();
+    nginx.kill('SIGHUP');
+    const alive = (pid) => { try { process.kill(pid, 0); return existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8')); } catch { return false; } };
+    assert.ok(await waitUntil(() => !old.some(alive) && workers().length > 0, 60_000), 'nginx took the new configuration');
+  };
+  try {
+    // Each replica in turn, as docs/deployment.md says: out of nginx's upstreams, SIGTERM (it drains and exits
+    // 0), started again on its port, back in.
+    for (const r of replicas) {
+      const at = total();
+      assert.ok(await waitUntil(() => total() >= at + 40), 'the clients are calling');
+      r.down = true;
+      await reload();
+      r.child.kill('SIGTERM');
+      assert.equal((await r.child.exited).code, 0, r.child.output());
+      process.stderr.write(`[rolling] ${r.name} stopped after ${total()} calls\n`);
+      await up(r);
+      r.down = false;
+      await reload();
+      process.stderr.write(`[rolling] ${r.name} started again after ${total()} calls\n`);
+    }
+    const at = total();
+    assert.ok(await waitUntil(() => total() >= at + 40), 'the clients call on after the restarts');
+  } finally {
+    stop = true;
+    await loop;
+  }
+  // What nginx logged besides the refused connections it passed on to the next replica.
+  const nginxLog = () => { try { return readFileSync(join(dir, 'nginx-error.log'), 'utf8').split('\n').filter((l) => !/Connection refused/.test(l)).join('\n').slice(-3000); } catch { return ''; } };
+  for (const c of clients) {
+    assert.deepEqual(c.failures, [], `${c.session} (${c.mode}): no call failed during the rolling restart\n${nginxLog()}`);
+    assert.deepEqual(c.counts, Array.from({ length: c.counts.length }, (_, i) => i + 1), `${c.session}: every call saw the last one's vars`);
   }
 });

@@ -359,7 +359,9 @@ test('a principal may not be named "stdio"; a tools-listed kiln_extensions shows
   const bad = workspace(t, `[principals.stdio]\ntokenSha256 = "${sha(EVE)}"\n`);
   const r = await kiln(['mcp', '--http', '127.0.0.1:0', '--config', bad.config], { env: { KILN_TOKEN: SHARED } });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /\[principals\."stdio"\]: "stdio" is the name of kiln's local client/);
+  const last = JSON.parse(r.stderr.trim().split('\n').at(-1)); // a JSON line, as every line over HTTP
+  assert.equal(last.level, 'error');
+  assert.match(last.msg, /\[principals\."stdio"\]: "stdio" is the name of kiln's local client/);
   const { config } = workspace(t, `[principals.dora]\ntokenSha256 = "${sha(EVE)}"\ntools = ["svc.*", "kiln_extensions"]\n`);
   const { url } = await serve(t, config);
   const dora = await client(t, url, EVE);
@@ -379,4 +381,6 @@ test('a port in use, or a token under 16 characters, ends kiln at start with exi
   const short = await kiln(['mcp', '--http', '127.0.0.1:0', '--config', config], { env: { KILN_TOKEN: 'short' } });
   assert.equal(short.code, 1);
   assert.match(short.stderr, /the bearer token \(KILN_TOKEN or \[http\] token\) is 5 characters; kiln takes tokens of at least 16/);
+  assert.doesNotMatch(short.stderr, /serving \d+ tool/, 'refused before the extensions were loaded');
+  for (const line of short.stderr.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `a JSON line: ${line}`);
 });

@@ -60,6 +60,8 @@ export function parseDocument(file: string, text: string, fail: (message: string
   try {
     return (parse as (t: string) => unknown)(text);
   } catch (e: any) {
-    throw fail(`${file}: not valid ${format}: ${String(e?.message ?? e).split('\n')[0]}`);
+    // The parsers' first line says what (yaml's says where too); smol-toml says where in its fields.
+    const at = Number.isInteger(e?.line) ? ` (line ${e.line}, column ${e.column})` : '';
+    throw fail(`${file}: not valid ${format}${at}: ${String(e?.message ?? e).split('\n')[0]}`);
   }
 }

@@ -35,6 +35,9 @@ export interface ConfigWatch {
 export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: () => void): { reload: () => void; stop: () => void } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  // What is read only at start is compared with what the server started with: putting it back needs nothing.
+  const started = config.current;
+  let applied = JSON.stringify(config.current);
   const apply = () => {
     running = running.then(async () => {
       if (!existsSync(config.file)) return; // mid-save (removed, then renamed in): the next event reads it
@@ -50,11 +53,16 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
         host.notice('error', `${(e as Error).message}; the previous settings stay in force`);
         return;
       }
+      if (JSON.stringify(next) === applied) {
+        host.log.kiln(`${config.file} read again: nothing changed`); // the operator's log only: clients need not hear of it
+        return;
+      }
+      applied = JSON.stringify(next);
       const before = JSON.stringify(host.allTools());
       const prev = config.current;
-      const needRestart: string[] = RESTART_SECTIONS.filter((s) => JSON.stringify(prev.policy[s]) !== JSON.stringify(next.policy[s])).map((s) => `[${s}]`);
-      if (JSON.stringify(prev.http) !== JSON.stringify(next.http)) needRestart.push('[http]');
-      if (prev.mcp.stateKeyFile !== next.mcp.stateKeyFile) needRestart.push('[mcp] stateKeyFile');
+      const needRestart: string[] = RESTART_SECTIONS.filter((s) => JSON.stringify(started.policy[s]) !== JSON.stringify(next.policy[s])).map((s) => `[${s}]`);
+      if (JSON.stringify(started.http) !== JSON.stringify(next.http)) needRestart.push('[http]');
+      if (started.mcp.stateKeyFile !== next.mcp.stateKeyFile) needRestart.push('[mcp] stateKeyFile');
       host.registry.applyPolicy(next.policy);
       host.settings = next.mcp; // pages, tool names, cache hints and tasks, from the next request on
       config.current = next;

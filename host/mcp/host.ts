@@ -377,7 +377,11 @@ export class McpHost {
   /** Keep sessions' vars in the shared store [sessions] store names, when it names one (sessions/store.ts). */
   async openStore(): Promise<void> {
     const { store, idleTtlMs } = this.registry.policy.sessions;
-    if (store) this.sessions.store = await (await import('../sessions/store.js')).openStore(store, idleTtlMs);
+    if (!store) return;
+    this.sessions.store = await (await import('../sessions/store.js')).openStore(store, idleTtlMs, (ready, where, why) => {
+      if (ready) this.log.kiln(`the session store [sessions] store = "${where}" answers`, 'info');
+      else this.log.kiln(`the session store [sessions] store = "${where}" cannot be reached (${why}): calls that need it fail, and /readyz answers 503, until it answers`, 'warning');
+    });
   }
 
   close(): void {

@@ -35,9 +35,9 @@ import type { Registry } from '../extensions/registry.js';
 import { WaitingCalls } from './approval-round.js';
 import { SessionEvents } from './event-store.js';
 import { McpHost } from './host.js';
-import { jsonLog, textLog, type LogFormat, type ServerLog } from './log.js';
+import { jsonLog, sessionDigest, textLog, type LogFormat, type ServerLog } from './log.js';
 import type { Metrics } from './metrics.js';
-import { bearerToken, Principals, type Principal, type Refusal } from './principals.js';
+import { bearerToken, MIN_TOKEN_CHARS, Principals, type Principal, type Refusal } from './principals.js';
 import { readStateKeys, RequestStates } from './request-state.js';
 import { guestLogSender, mcpServer, REQUEST_ID_HEADER, sendNotice, startWatching, type ServerSetup, type WatchOptions } from './server.js';
 import { Tasks } from './tasks.js';
@@ -173,7 +173,20 @@ interface Connection {
   /** Its POST requests being answered now: a busy session is never closed for room, and a revoked
    *  principal's ends once its answers are out. */
   busy: number;
+  /** Its client ended it (DELETE): its vars and its record leave the shared store with it. */
+  deleted?: boolean;
+  /** When its record (adoptable by another replica) was last written to the shared store, and what it holds. */
+  keptAt?: number;
+  initialize?: Record<string, unknown>;
 }
+
+/** What another replica needs to carry on a 2025 MCP session: whose it is and how its client initialized it. */
+interface SessionRecord {
+  principal: string;
+  initialize: Record<string, unknown>;
+}
+
+const recordName = (sid: string) => `mcp-session:${sid}`;
 
 /** The MCP session to close for room: the least recently seen idle one of the principal holding the most. */
 function roomFrom(connections: Iterable<Connection>): Connection | undefined {
@@ -195,19 +208,33 @@ const requestIdOf = (req: IncomingMessage) => {
   return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : randomBytes(8).toString('hex');
 };
 
-export async function serveHttp(registry: Registry, version: string, listen: string, opts: HttpOptions = {}): Promise<void> {
+/** What `kiln mcp --http` checks before anything loads (cli.ts calls it as soon as the config is read, so a
+ *  bad setting fails in milliseconds, not after the extensions are built), and again when it starts: the
+ *  listening address, the replica's name, the tokens, the requestState keys. */
+export function checkHttpStart(listen: string, opts: Pick<HttpOptions, 'http' | 'principals' | 'mcp'> = {}): { replica?: string; token?: string; keys?: Buffer[] } {
   const replica = process.env.KILN_REPLICA || opts.http?.replica;
   if (replica !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(replica)) throw new UsageError('KILN_REPLICA must be 1 to 32 letters, digits, _ or -');
+  const { host: address } = parseListen(listen);
+  const token = process.env.KILN_TOKEN || opts.http?.token;
+  if (token !== undefined && token.length < MIN_TOKEN_CHARS) {
+    throw new KilnError(`the bearer token (KILN_TOKEN or [http] token) is ${token.length} characters; kiln takes tokens of at least ${MIN_TOKEN_CHARS} (make one with: openssl rand -base64 32)`);
+  }
+  if (!token && !isLoopback(address) && !Object.values(opts.principals ?? {}).some((p) => p.tokenSha256) && !opts.http?.oauth) {
+    throw new KilnError(`kiln mcp --http ${listen}: a non-loopback address needs bearer tokens: set KILN_TOKEN or [http] token, [principals.*] tokenSha256, or [http.oauth] in kiln.toml`);
+  }
+  return { replica, token, keys: readStateKeys(process.env.KILN_STATE_KEY, opts.mcp?.stateKeyFile) };
+}
+
+export async function serveHttp(registry: Registry, version: string, listen: string, opts: HttpOptions = {}): Promise<void> {
+  const checked = checkHttpStart(listen, opts);
+  const replica = checked.replica;
   const settings = { ...(opts.http ?? DEFAULT_HTTP), replica };
   const mcpSettings = opts.mcp ?? DEFAULT_MCP;
   const { host: address, port } = parseListen(listen);
-  let token = process.env.KILN_TOKEN || settings.token;
+  let token = checked.token;
   const named = opts.principals ?? {};
   const tables = () => opts.watch?.config?.current.principals ?? named; // a saved change applies (principals.ts)
-  if (!token && !isLoopback(address) && !Object.values(named).some((p) => p.tokenSha256) && !settings.oauth) {
-    throw new KilnError(`kiln mcp --http ${listen}: a non-loopback address needs bearer tokens: set KILN_TOKEN or [http] token, [principals.*] tokenSha256, or [http.oauth] in kiln.toml`);
-  }
-  const log: ServerLog = (opts.logFormat ?? 'json') === 'json' ? await jsonLog() : textLog();
+  const log: ServerLog = (opts.logFormat ?? 'json') === 'json' ? await jsonLog({ ...(replica ? { replica } : {}) }) : textLog();
   let principals: Principals;
   if (!token && !Object.values(named).some((p) => p.tokenSha256) && !settings.oauth) {
     token = randomBytes(24).toString('base64url');
@@ -218,7 +245,25 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   }
 
   // The port first: a port in use fails before anything that would keep the process alive starts.
-  const http = createServer();
+  // Until the handler below is attached (the store opened, the server objects made: a bounded wait), a request
+  // waits for it; /healthz and /readyz answer at once (ok; 503 "starting"). Start-up that fails ends the process.
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let started!: (h: (req: IncomingMessage, res: ServerResponse) => void) => void;
+  const attached = new Promise<(req: IncomingMessage, res: ServerResponse) => void>((r) => (started = r));
+  // Requests being answered (every one but a GET, which is a stream that waits for events): a drain waits for
+  // them as for calls, so that none is cut off half answered.
+  let answering = 0;
+  const http = createServer((req, res) => {
+    if (req.method !== 'GET') {
+      answering++;
+      res.once('close', () => void answering--);
+    }
+    if (handler) return handler(req, res);
+    const path = new URL(req.url ?? '/', 'http://kiln').pathname;
+    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/readyz') return json(res, 503, { status: 'starting' });
+    void attached.then((h) => h(req, res));
+  });
   await new Promise<void>((resolve, reject) => {
     http.once('error', (e: NodeJS.ErrnoException) => reject(new KilnError(e.code === 'EADDRINUSE'
       ? `kiln mcp --http ${listen}: the address is in use (EADDRINUSE): another process listens on it; stop it or choose another port`
@@ -231,7 +276,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const mcp = new McpHost(registry, log);
   mcp.settings = mcpSettings;
   await mcp.openStore();
-  const keys = readStateKeys(process.env.KILN_STATE_KEY, mcpSettings.stateKeyFile);
+  const keys = checked.keys;
   if (!keys) log.kiln('no requestState key (KILN_STATE_KEY or [mcp] stateKeyFile): approvals asked of 2026-07-28 clients are honoured by this process only, not by another replica or after a restart', 'warning');
   const metrics: Metrics = await (await import('./metrics.js')).startMetrics(mcp);
   const setup: ServerSetup = {
@@ -277,10 +322,11 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   let draining = false;
   let closing = false;
 
-  const open = async (principal: Principal): Promise<Connection> => {
+  /** A 2025 MCP session of `principal`'s: a new one, or (`adopt`) one another replica began, whose id it keeps. */
+  const open = async (principal: Principal, adopt?: string): Promise<Connection> => {
     let id: string | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => (settings.replica ? `${settings.replica}.${randomUUID()}` : randomUUID()),
+      sessionIdGenerator: () => adopt ?? (settings.replica ? `${settings.replica}.${randomUUID()}` : randomUUID()),
       maxRequestBodySize: MAX_BODY_BYTES,
       eventStore: new SessionEvents(), // every event has an id; a broken stream resumes with Last-Event-ID
       retryInterval: 1000,
@@ -293,12 +339,66 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const c: Connection = { transport, server, principal, sendLog: guestLogSender(server, () => 0), lastSeen: Date.now(), busy: 0 };
     transport.onclose = () => {
       if (id === undefined) return;
-      connections.delete(id);
-      // its guests, vars, processes and cookies; its vars leave the shared store unless this server stops
-      mcp.sessions.close(`${principal.key}:${id}`, !closing);
+      if (connections.get(id) === c) connections.delete(id);
+      // Its guests, vars, processes and cookies here; its vars and record leave the shared store only when its
+      // client ended it: closed for idleness or room, or by a stopping server, another replica may carry it on.
+      mcp.sessions.close(`${principal.key}:${id}`, c.deleted === true);
+      if (c.deleted) void mcp.sessions.store?.forget(recordName(id));
     };
     await server.connect(transport);
     return c;
+  };
+
+  /** Room for one more MCP session of `principal`'s, or why there is none. A principal's MCP sessions count
+   *  against its own maxSessions; at the server's, the principal holding the most gives one up (roomFrom), so
+   *  that no client's flood closes everyone else's. */
+  const makeRoom = async (principal: Principal): Promise<string | undefined> => {
+    const mine = principal.settings.limits?.maxSessions;
+    if (mine !== undefined && [...connections.values()].filter((x) => x.principal.key === principal.key).length >= mine) {
+      return `this client holds ${mine} MCP sessions, the most [principals."${principal.id}".limits] maxSessions allows; end one (DELETE) or raise maxSessions`;
+    }
+    if (connections.size >= maxSessions) {
+      const victim = roomFrom(connections.values());
+      if (!victim) return `the server holds ${maxSessions} MCP sessions, all busy; retry later or raise [sessions] maxSessions`;
+      await victim.transport.close().catch(() => {});
+    }
+    return undefined;
+  };
+
+  /** With a shared store, a 2025 MCP session this process does not hold but another replica began (it stopped,
+   *  or the balancer sent the request elsewhere) is carried on here: its client's initialize is replayed into a
+   *  session of the same id, so the client goes on without a 404; its kiln session's vars are in the store. */
+  const adopt = async (principal: Principal, sid: string, web: Request): Promise<Connection | undefined> => {
+    const store = mcp.sessions.store;
+    if (!store || draining) return undefined;
+    let record: SessionRecord | undefined;
+    try {
+      const text = await store.recall(recordName(sid));
+      record = text ? JSON.parse(text) as SessionRecord : undefined;
+    } catch {
+      return undefined; // the store is down: as if there were no such session
+    }
+    if (!record || record.principal !== principal.key || (await makeRoom(principal)) !== undefined) return undefined;
+    const c = await open(principal, sid);
+    const post = (body: unknown, session?: string) => c.transport.handleRequest(new Request(web.url, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+    }));
+    await (await post({ jsonrpc: '2.0', id: 'kiln-adopt', method: 'initialize', params: record.initialize })).text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).text();
+    c.keptAt = Date.now();
+    log.kiln(`carried on MCP session ${sessionDigest(`${principal.key}:${sid}`)} begun elsewhere`, 'info');
+    return connections.get(sid) === c ? c : undefined;
+  };
+
+  /** Keep (renew) a 2025 session's record in the shared store, at most every quarter of its idle time. */
+  const keepRecord = (c: Connection, initialize?: Record<string, unknown>) => {
+    const store = mcp.sessions.store;
+    const sid = c.transport.sessionId;
+    if (!store || sid === undefined || (initialize === undefined && c.keptAt !== undefined && Date.now() - c.keptAt < idleTtlMs / 4)) return;
+    c.keptAt = Date.now();
+    if (initialize) c.initialize = initialize;
+    if (c.initialize) void store.keep(recordName(sid), JSON.stringify({ principal: c.principal.key, initialize: c.initialize } satisfies SessionRecord)).catch(() => {});
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -342,30 +442,26 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const sid = req.headers['mcp-session-id'];
     let c = typeof sid === 'string' ? connections.get(sid) : undefined;
     if (c && c.principal.key !== principal.key) c = undefined; // another principal's: as if there were none
+    if (!c && typeof sid === 'string') c = await adopt(principal, sid, web);
     if (!c) {
       if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, the server restarted, or it is not yours): initialize again');
       if (!(await isLegacyRequest(web, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }))) {
         return writeWebResponse(res, await modern.fetch(web, { parsedBody, authInfo: { token: '', clientId: principal.id, scopes: [] } }));
       }
       if (draining) return refuse(res, 503, 'the server is stopping: connect to another replica');
-      // A principal's MCP sessions count against its own maxSessions; at the server's, the principal holding
-      // the most gives one up (roomFrom), so that no client's flood closes everyone else's.
-      const mine = principal.settings.limits?.maxSessions;
-      if (mine !== undefined && [...connections.values()].filter((x) => x.principal.key === principal.key).length >= mine) {
-        return refuse(res, 503, `this client holds ${mine} MCP sessions, the most [principals."${principal.id}".limits] maxSessions allows; end one (DELETE) or raise maxSessions`);
-      }
-      if (connections.size >= maxSessions) {
-        const victim = roomFrom(connections.values());
-        if (!victim) return refuse(res, 503, `the server holds ${maxSessions} MCP sessions, all busy; retry later or raise [sessions] maxSessions`);
-        await victim.transport.close().catch(() => {});
-      }
+      const full = await makeRoom(principal);
+      if (full) return refuse(res, 503, full);
       c = await open(principal);
     }
     c.lastSeen = Date.now();
+    if (req.method === 'DELETE') c.deleted = true;
     const counted = req.method === 'POST';
     if (counted) c.busy++;
     try {
-      await writeWebResponse(res, await c.transport.handleRequest(web, { parsedBody }));
+      const response = await c.transport.handleRequest(web, { parsedBody });
+      const init = (parsedBody as { method?: string; params?: Record<string, unknown> } | undefined);
+      if (response.ok) keepRecord(c, init?.method === 'initialize' && init.params ? init.params : undefined);
+      await writeWebResponse(res, response);
     } finally {
       if (counted) c.busy--;
       c.lastSeen = Date.now();
@@ -373,14 +469,14 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     }
   };
 
-
-  http.on('request', (req, res) => {
+  handler = (req, res) => {
     handle(req, res).catch((e) => {
       log.kiln(`http: ${(e as Error)?.message ?? e}`, 'error');
       if (!res.headersSent) refuse(res, 500, 'internal error');
       else res.destroy();
     });
-  });
+  };
+  started(handler);
   const shown = isIP(address) === 6 ? `[${address}]` : address;
   log.kiln(`MCP over HTTP at http://${shown}:${actual}/mcp (Authorization: Bearer <token>)`);
 
@@ -402,9 +498,16 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     if (noticeMs > 0) await new Promise((r) => setTimeout(r, noticeMs));
     http.close();
     const drainMs = settings.drainMs ?? DEFAULT_DRAIN_MS;
-    if (!(await mcp.idle(drainMs))) {
+    /** Resolves true once no call runs and no request is being answered, false when `ms` pass first. */
+    const quiet = async (ms: number) => {
+      const end = Date.now() + ms;
+      if (!(await mcp.idle(ms))) return false;
+      while (answering > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      return answering === 0 && mcp.callsInFlight === 0;
+    };
+    if (!(await quiet(drainMs))) {
       mcp.stopCalls(`the server is stopping, and the call had not finished ${drainMs} ms later ([http] drainMs)`);
-      await mcp.idle(STOP_GRACE_MS);
+      await quiet(STOP_GRACE_MS);
     }
     for (const c of connections.values()) await c.transport.close().catch(() => {});
     await modern.close().catch(() => {});

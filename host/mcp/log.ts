@@ -43,8 +43,9 @@ export type LogLevel = 'info' | 'warning' | 'error';
 export interface CallLine {
   requestId: string;
   principal: string;
-  /** The kiln session as the client named it (written as a digest). */
-  session: string;
+  /** The kiln session as the client named it (written as a digest); undefined for a call's own session
+   *  (a 2026 call naming none), written as null. */
+  session: string | undefined;
   tool: string;
   outcome: string;
   error?: string;
@@ -72,18 +73,19 @@ export function textLog(): ServerLog {
     guest: (session, source, level, message) => {
       for (const line of guestLog([session, source], level, message)) write(line);
     },
-    call: (l) => write(`kiln: call ${l.tool} ${l.outcome}${l.error ? ` (${l.error})` : ''} in ${l.durationMs} ms; principal ${l.principal}, session ${sessionDigest(l.session)}, request ${l.requestId}, ${l.revision}`),
+    call: (l) => write(`kiln: call ${l.tool} ${l.outcome}${l.error ? ` (${l.error})` : ''} in ${l.durationMs} ms; principal ${l.principal}, session ${l.session === undefined ? '(its own)' : sessionDigest(l.session)}, request ${l.requestId}, ${l.revision}`),
   };
 }
 
 /** JSON lines (pino), to stderr. */
-export async function jsonLog(): Promise<ServerLog> {
+/** JSON lines; `base`: fields every line carries (the replica's name). */
+export async function jsonLog(base: Record<string, string> = {}): Promise<ServerLog> {
   const { default: pino } = await import('pino');
   let dropped = 0;
   const dest = pino.destination({ fd: 2, sync: false, maxLength: MAX_QUEUED_LOG_BYTES });
   dest.on('drop', () => void dropped++);
   dest.on('error', () => {}); // EPIPE: a line is lost, the server goes on
-  const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, dest);
+  const logger = pino({ base: Object.keys(base).length ? base : undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, dest);
   const level = (l: string) => (l === 'error' ? 'error' : l === 'warn' || l === 'warning' ? 'warn' : l === 'debug' ? 'debug' : 'info');
   const before = () => {
     if (!dropped) return;
@@ -103,7 +105,7 @@ export async function jsonLog(): Promise<ServerLog> {
     call: (line) => {
       before();
       const { session, ...rest } = line;
-      logger.info({ ...rest, session: sessionDigest(session) }, 'call');
+      logger.info({ ...rest, session: session === undefined ? null : sessionDigest(session) }, 'call');
     },
   };
 }

@@ -21,19 +21,20 @@ export interface Metrics {
 export async function startMetrics(host: McpHost): Promise<Metrics> {
   const prom = await import('prom-client');
   const register: PromRegistry = new prom.Registry();
-  prom.collectDefaultMetrics({ register, prefix: 'kiln_process_' });
+  prom.collectDefaultMetrics({ register, prefix: 'kiln_' }); // kiln_process_*, kiln_nodejs_*
   const calls: Counter<'tool' | 'outcome'> = new prom.Counter({ name: 'kiln_calls_total', help: 'tools/call requests answered, by tool and outcome', labelNames: ['tool', 'outcome'], registers: [register] });
   const errors: Counter<'kind'> = new prom.Counter({ name: 'kiln_call_errors_total', help: 'calls that ended in an error, by its kind', labelNames: ['kind'], registers: [register] });
   const latency: Histogram<'tool'> = new prom.Histogram({
     name: 'kiln_call_duration_seconds', help: 'time to answer a tools/call request', labelNames: ['tool'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [register],
   });
-  const refusals: Counter<'capability'> = new prom.Counter({ name: 'kiln_refusals_total', help: 'capability decisions refused, by operation', labelNames: ['capability'], registers: [register] });
+  const refusals: Counter<'capability'> = new prom.Counter({ name: 'kiln_refusals_total', help: 'capability decisions refused, by the operation refused (http.fetch, commands.run, fs.read, ...)', labelNames: ['capability'], registers: [register] });
   const approvals: Counter<'event' | 'answer'> = new prom.Counter({ name: 'kiln_approvals_total', help: 'approval questions asked and answered', labelNames: ['event', 'answer'], registers: [register] });
   const gauge = (name: string, help: string, read: () => number): Gauge => new prom.Gauge({ name, help, registers: [register], collect() { this.set(read()); } });
   gauge('kiln_sessions', 'kiln sessions held', () => host.sessions.size);
   gauge('kiln_guests', 'live guest instances', () => host.sessions.liveGuests());
   gauge('kiln_guest_memory_bytes', 'guest memory reserved (heap limits and overhead of live guests)', () => host.sessions.reservedBytes());
+  if (host.sessions.store) gauge('kiln_store_up', 'whether the shared session store ([sessions] store) answers: 1 or 0', () => (host.sessions.store!.ready ? 1 : 0));
 
   const known = (tool: string) => (host.registry.tools.has(tool) || ['kiln_extensions', 'kiln_close_session', 'run_script'].includes(tool) ? tool : 'other');
   host.registry.observe((r: AuditRecord) => {

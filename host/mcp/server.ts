@@ -143,7 +143,7 @@ export function mcpServer(setup: ServerSetup, c: Connection): Server {
       ? await modernCall(setup, c, req.params.name, args, meta, ctx)
       : await host.callTool(req.params.name, args, meta, { signal: ctx.mcpReq.signal, notify, session: c.defaultSession(), via: askVia(server, ctx.mcpReq.id, c.gone), principal: c.principal }) as CallToolResult;
     if (setup.answered) {
-      const session = typeof meta?.session === 'string' ? meta.session : c.defaultSession() ?? '(its own)';
+      const session = typeof meta?.session === 'string' ? meta.session : c.defaultSession() ?? undefined; // none: the call's own
       setup.answered({
         requestId: ctx.http?.req?.headers.get(REQUEST_ID_HEADER) ?? String(ctx.mcpReq.id), principal: c.principal.id, session, tool: req.params.name,
         ...outcomeOf(result), durationMs: Math.round(performance.now() - started), revision: modern ? MODERN_REVISION : (server.getNegotiatedProtocolVersion() ?? 'legacy'),

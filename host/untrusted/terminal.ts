@@ -37,7 +37,24 @@ export function stderrText(text: string): string {
 /** Write `text` on stderr as one message (`stderrText`). For the writers that are not the server's bounded
  *  log (mcp/server.ts `stderrLog`, which formats the same way). */
 export function writeStderr(text: string): void {
+  writeStderrAt('info', text);
+}
+
+/** writeStderr, at `level` (a JSON line's level; the text is the same either way). */
+export function writeStderrAt(level: 'info' | 'warn' | 'error', text: string): void {
+  if (jsonFields) {
+    process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), ...jsonFields, msg: text.replace(/^kiln: /, '') })}\n`);
+    return;
+  }
   process.stderr.write(`${stderrText(text)}\n`);
+}
+
+let jsonFields: Record<string, string> | undefined;
+
+/** From now on every writeStderr line is one JSON object (`kiln mcp --http --log-format json`: the same shape
+ *  as the server's own lines, mcp/log.ts), with `fields` in each. */
+export function stderrAsJson(fields: Record<string, string>): void {
+  jsonFields = fields;
 }
 
 /** A guest's log message as the terminal shows it: its lines (split at `\n`, `\r\n`, `\r`, U+2028/9 and every

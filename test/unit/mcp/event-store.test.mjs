@@ -16,6 +16,10 @@ test('replay after an id: that stream\'s later events, in order; bounded', async
   assert.deepEqual(sent.map(([, m]) => m.params?.i ?? m.id), [1, 7]);
   assert.ok(sent.every(([id]) => id.startsWith('s1.')));
   await assert.rejects(store.replayEventsAfter('nonsense', { send: async () => {} }));
+  // A request's stream this store never streamed (another process's) is refused; the GET stream resumes.
+  assert.equal(await store.getStreamIdForEventId('elsewhere.3'), undefined);
+  await assert.rejects(store.replayEventsAfter('elsewhere.3', { send: async () => {} }));
+  assert.equal(await store.replayEventsAfter('_GET_stream.99', { send: async () => assert.fail('nothing to replay') }), '_GET_stream');
   for (let i = 0; i < MAX_EVENTS + 10; i++) await store.storeEvent('s3', { jsonrpc: '2.0', method: 'n' });
   const kept = [];
   await store.replayEventsAfter('s3.0', { send: async (id) => kept.push(id) });
