@@ -4,11 +4,12 @@
 //
 // Invariants:
 //  - A page runs only while a call drives it: when the guest is idle, every page of the context (popups and
-//    frames of other sites, which run in renderer processes of their own, included) has its scripts disabled
-//    and a running one terminated (CDP Emulation.setScriptExecutionDisabled, Runtime.terminateExecution),
-//    and its dedicated workers are paused in their debugger (workers.ts), before the call is answered
-//    (Session.pagesStopped); the next call's first browser op resumes them all. Pages that do not stop
-//    within FREEZE_MS are closed.
+//    frames of other sites, which run in renderer processes of their own, included) has a running script
+//    terminated and is then paused in its debugger (CDP Runtime.terminateExecution, Debugger.pause: the next
+//    script to start, a timer's or an event's, stops the renderer's main thread there, and nothing of the page
+//    runs until resume), and its dedicated workers are paused in their debugger too (workers.ts), before the
+//    call is answered (Session.pagesStopped); the next call's first browser op resumes them all. Pages that
+//    do not stop within FREEZE_MS are closed.
 //  - A page is bounded like its guest (PageLimits): after each browser op, and every WATCH_MS while one is
 //    in flight, the context's JavaScript memory (pages, frames, workers: V8 heap, DOM heap, ArrayBuffer
 //    storage) is checked against the guest's memory limit, and its pages' main-thread CPU time since the
@@ -52,6 +53,8 @@ export class PageBounds {
   private frozen: Promise<void> | undefined;
   private readonly cdps = new WeakMap<Page | Frame, Promise<CDPSession>>();
   private readonly workers = new WeakMap<CDPSession, WorkerTargets>();
+  /** Sessions paused since the last resume: stopped already (terminating a paused script would wait for it). */
+  private readonly paused = new WeakSet<CDPSession>();
 
   constructor(private readonly context: BoundedContext) {}
 
@@ -107,11 +110,16 @@ export class PageBounds {
     const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), FREEZE_MS)));
     const done = (async () => {
       await Promise.all((await this.scripted(context)).map(async (s) => {
+        if (this.paused.has(s)) return;
         try {
-          // Disabling waits for a script running now; terminating ends it (a busy loop), and then nothing
-          // starts again until resume.
-          // Its workers are paused in their debugger (a busy loop too) until resume.
-          await Promise.all([s.send('Emulation.setScriptExecutionDisabled', { value: true }), s.send('Runtime.terminateExecution'), this.workers.get(s)?.pause()]);
+          // Terminating ends a script running now (a busy loop); the pause then stops the main thread at the
+          // next script that starts, so nothing runs until resume. Disabling scripts instead would not do: a
+          // timer still fires with scripts disabled (only its callback is refused), and a few hundred 1 ms
+          // intervals keep a core busy that way. Its workers are paused in their debugger (a busy loop too).
+          await s.send('Debugger.enable');
+          await Promise.all([s.send('Runtime.terminateExecution'), this.workers.get(s)?.pause()]);
+          await s.send('Debugger.pause');
+          this.paused.add(s);
         } catch {
           // a page closed or crashed meanwhile: nothing runs in it
         }
@@ -130,8 +138,11 @@ export class PageBounds {
   /** The pages may run again (the start of a call that uses them). */
   async resume(context: BrowserContext): Promise<void> {
     await this.frozen;
+    // Resuming answers an error when nothing ran since the pause (it is still pending); disabling the debugger
+    // drops a pending pause too.
     await Promise.all((await this.scripted(context)).map((s) => Promise.all([
-      s.send('Emulation.setScriptExecutionDisabled', { value: false }).catch(() => {}), this.workers.get(s)?.resume(),
+      this.paused.delete(s),
+      s.send('Debugger.resume').catch(() => {}).then(() => s.send('Debugger.disable')).catch(() => {}), this.workers.get(s)?.resume(),
     ])));
   }
 
