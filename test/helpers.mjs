@@ -39,6 +39,10 @@ export function tempDir(t) {
   return dir;
 }
 
+/** The first request's options: a server answers it once its extensions are loaded, which on a loaded machine
+ *  (large schemas compiled) takes longer than the client's default 60 s; a server that dies ends it at once. */
+export const STARTING = { timeout: 10 * 60_000 };
+
 /** A real MCP client connected to `kiln mcp ...args` over stdio. */
 export async function mcp(t, args, opts = {}) {
   const stderr = [];
@@ -57,7 +61,7 @@ export async function mcp(t, args, opts = {}) {
     await transport.close().catch(() => {});
   });
   opts.beforeConnect?.(client); // e.g. notification handlers for what the server sends at once
-  await client.connect(transport);
+  await client.connect(transport, STARTING);
   return { client, transport, stderr: () => stderr.join('') };
 }
 
@@ -72,7 +76,7 @@ export async function mcpHttp(t, args, opts = {}) {
   child.stderr.on('data', (d) => (stderr += d));
   const url = (await stderrMatch(child, /at (http:\/\/\S+\/mcp)/))[1];
   const client = new Client({ name: 'kiln-test', version: '0.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }), STARTING);
   t.after(() => client.close());
   return { client, child, stderr: () => stderr };
 }

@@ -105,7 +105,7 @@ taskAfterMs = 0
   const round = (calls) => Promise.all(clients.map(async (c) => {
     for (let k = 0; k < calls; k++) {
       try {
-        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 60_000 });
+        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 300_000 });
         if (r.isError) throw new Error(r.content[0].text);
         c.counts.push(r.structuredContent.n);
       } catch (e) {
@@ -278,7 +278,7 @@ defineTool({ name: 'scale.slow', exposeAsTool: true, handler: async ({ args }) =
   const loop = Promise.all(clients.map(async (c) => {
     for (let k = 0; k < 2000 && !stop; k++) {
       try {
-        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 60_000 });
+        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 300_000 });
         if (r.isError) throw new Error(r.content[0].text);
         c.counts.push(r.structuredContent.n);
       } catch (e) {
