@@ -172,6 +172,11 @@ defineTool({ name: 'sp.timers', exposeAsTool: true, allow, handler: async ({ pag
     document.body.appendChild(f);
   }), args.frame + '/page?html=' + encodeURIComponent(TIMERS));
 } });
+// A page's own debugger statements, which pause nothing without DevTools.
+defineTool({ name: 'sp.debugger', exposeAsTool: true, allow, handler: async ({ page, args }) => {
+  if (args.url) await page.goto(args.url);
+  return page.evaluate(() => { let n = 0; for (let i = 0; i < 3; i++) { debugger; n++; } return 'passed ' + n; });
+} });
 defineTool({ name: 'sp.frameRead', exposeAsTool: true, allow, handler: async ({ page }) => page.evaluate(() => new Promise((done) => {
   window.synced = done;
   document.querySelector('iframe').contentWindow.postMessage('sync', '*');
@@ -261,6 +266,13 @@ attack('browser-frame-timers-after-call', 'a frame of another site keeps 500 tim
   await pause(15, 100);
   const cpuAfter = rendererTicks(pid);
   assert.ok(cpuAfter - cpuBefore < 50, `the renderers used ${cpuAfter - cpuBefore} ticks of CPU while no call drove them`);
+});
+
+attack('browser-debugger-statement', 'a page\'s debugger statements, which the debugger kiln stops pages with between calls could honour, hold its call', async (t) => {
+  const { a, client } = await spinServer(t);
+  // the first call opens the page; the second runs after the page was stopped and resumed
+  assert.equal((await call(client, 'sp.debugger', { url: `${a.base}/hello` })).text, 'passed 3');
+  assert.equal((await call(client, 'sp.debugger', {})).text, 'passed 3');
 });
 
 attack('browser-worker-after-call', 'a page\'s dedicated worker keeps spinning after its call ended', async (t) => {

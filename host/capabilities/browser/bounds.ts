@@ -82,6 +82,11 @@ export class PageBounds {
     if (!c) {
       c = context.newCDPSession(target).then(async (s) => {
         await s.send('Performance.enable');
+        // The debugger stops the page between calls (freeze); during a call it lets every pause pass, so a
+        // page's own `debugger` statement does nothing, as without DevTools. Enabled once: enabling it again
+        // for every stop costs the page's scripts their compiled code.
+        await s.send('Debugger.enable');
+        await s.send('Debugger.setSkipAllPauses', { skip: true });
         this.workers.set(s, new WorkerTargets(s));
         // Its dedicated workers attach to this session (not flattened: they are reached through it).
         await s.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
@@ -116,8 +121,9 @@ export class PageBounds {
           // next script that starts, so nothing runs until resume. Disabling scripts instead would not do: a
           // timer still fires with scripts disabled (only its callback is refused), and a few hundred 1 ms
           // intervals keep a core busy that way. Its workers are paused in their debugger (a busy loop too).
-          await s.send('Debugger.enable');
-          await Promise.all([s.send('Runtime.terminateExecution'), this.workers.get(s)?.pause()]);
+          await Promise.all([
+            s.send('Debugger.setSkipAllPauses', { skip: false }), s.send('Runtime.terminateExecution'), this.workers.get(s)?.pause(),
+          ]);
           await s.send('Debugger.pause');
           this.paused.add(s);
         } catch {
@@ -138,11 +144,12 @@ export class PageBounds {
   /** The pages may run again (the start of a call that uses them). */
   async resume(context: BrowserContext): Promise<void> {
     await this.frozen;
-    // Resuming answers an error when nothing ran since the pause (it is still pending); disabling the debugger
-    // drops a pending pause too.
+    // Skipping pauses first: a pause still pending (nothing ran since it was asked, so resuming answers an
+    // error) is let pass too.
     await Promise.all((await this.scripted(context)).map((s) => Promise.all([
       this.paused.delete(s),
-      s.send('Debugger.resume').catch(() => {}).then(() => s.send('Debugger.disable')).catch(() => {}), this.workers.get(s)?.resume(),
+      s.send('Debugger.setSkipAllPauses', { skip: true }).catch(() => {}), s.send('Debugger.resume').catch(() => {}),
+      this.workers.get(s)?.resume(),
     ])));
   }
 
