@@ -215,8 +215,12 @@ test('two replicas sharing a store: a 2025 MCP session begun on one goes on on t
   };
   assert.deepEqual(await call(urls[0], TOKEN, 1), { status: 200, n: 1 });
   assert.equal((await call(urls[1], OTHER, 2)).status, 404, 'another principal cannot carry it on');
-  assert.deepEqual(await call(urls[1], TOKEN, 3), { status: 200, n: 2 }, 'replica b carries on the session, its vars with it');
-  assert.deepEqual(await call(urls[0], TOKEN, 4), { status: 200, n: 3 });
+  // Two requests at once reach replica b, which does not hold the session, and another principal's beside them.
+  const [x, y, z] = await Promise.all([call(urls[1], TOKEN, 3), call(urls[1], TOKEN, 33), call(urls[1], OTHER, 34)]);
+  assert.deepEqual([x.status, y.status], [200, 200], 'replica b carries on the session once, and answers both requests');
+  assert.deepEqual([x.n, y.n].sort(), [2, 3], 'its vars with it');
+  assert.equal(z.status, 404, 'another principal\'s request racing the carrying-on gets nothing of it');
+  assert.deepEqual(await call(urls[0], TOKEN, 4), { status: 200, n: 4 });
   const del = await fetch(urls[1], { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
   assert.equal(del.status, 200);
   // Ended by its client: replica b forgot its record; replica a still holds it in memory until idle, but a

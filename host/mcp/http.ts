@@ -368,6 +368,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   /** With a shared store, a 2025 MCP session this process does not hold but another replica began (it stopped,
    *  or the balancer sent the request elsewhere) is carried on here: its client's initialize is replayed into a
    *  session of the same id, so the client goes on without a 404; its kiln session's vars are in the store. */
+  const adopting = new Map<string, Promise<Connection | undefined>>();
   const adopt = async (principal: Principal, sid: string, web: Request): Promise<Connection | undefined> => {
     const store = mcp.sessions.store;
     if (!store || draining) return undefined;
@@ -442,7 +443,17 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const sid = req.headers['mcp-session-id'];
     let c = typeof sid === 'string' ? connections.get(sid) : undefined;
     if (c && c.principal.key !== principal.key) c = undefined; // another principal's: as if there were none
-    if (!c && typeof sid === 'string') c = await adopt(principal, sid, web);
+    if (!c && typeof sid === 'string') {
+      // A principal's requests at once for a session not held here carry it on once (keyed by principal too:
+      // another's request racing them neither waits for nor spoils theirs).
+      const key = `${principal.key}\n${sid}`;
+      let carrying = adopting.get(key);
+      if (!carrying) {
+        carrying = adopt(principal, sid, web).finally(() => adopting.delete(key));
+        adopting.set(key, carrying);
+      }
+      c = await carrying;
+    }
     if (!c) {
       if (sid !== undefined) return refuse(res, 404, 'no such MCP session (it ended, the server restarted, or it is not yours): initialize again');
       if (!(await isLegacyRequest(web, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }))) {
