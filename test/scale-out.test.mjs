@@ -192,7 +192,8 @@ test('two replicas sharing a store: a 2025 MCP session begun on one goes on on t
   writeFileSync(join(dir, 'count.ts'), "defineTool({ name: 'scale.count', exposeAsTool: true, handler: async () => { const n = Number(vars.get('n') ?? 0) + 1; vars.set('n', String(n)); return { n }; } });");
   const OTHER = 'other-token-0123456789abcdef';
   const sha = (await import('node:crypto')).createHash('sha256').update(OTHER).digest('hex');
-  writeFileSync(join(dir, 'kiln.toml'), `extensions = ["./count.ts"]\n[sessions]\nstore = "redis://127.0.0.1:${redisPort}"\n[principals.other]\ntokenSha256 = "${sha}"\n`);
+  // idleTtlMs 20 s: a session's record is renewed at most every 5 s, which the DELETE below waits past
+  writeFileSync(join(dir, 'kiln.toml'), `extensions = ["./count.ts"]\n[sessions]\nstore = "redis://127.0.0.1:${redisPort}"\nidleTtlMs = 20000\n[principals.other]\ntokenSha256 = "${sha}"\n`);
   const urls = [];
   for (const name of ['a', 'b']) {
     const child = start(t, process.execPath, [kilnBin, 'mcp', '--http', '127.0.0.1:0', '--config', join(dir, 'kiln.toml')], { KILN_TOKEN: TOKEN, KILN_REPLICA: name });
@@ -214,6 +215,8 @@ test('two replicas sharing a store: a 2025 MCP session begun on one goes on on t
     return { status: r.status, n: data && JSON.parse(data.slice(6)).result?.structuredContent?.n };
   };
   assert.deepEqual(await call(urls[0], TOKEN, 1), { status: 200, n: 1 });
+  // A later initialize (here one without an id, and with nothing in it) changes nothing of what is kept.
+  await (await post(urls[0], TOKEN, { jsonrpc: '2.0', method: 'initialize', params: { garbage: 1 } }, sid)).text();
   assert.equal((await call(urls[1], OTHER, 2)).status, 404, 'another principal cannot carry it on');
   // Two requests at once reach replica b, which does not hold the session, and another principal's beside them.
   const [x, y, z] = await Promise.all([call(urls[1], TOKEN, 3), call(urls[1], TOKEN, 33), call(urls[1], OTHER, 34)]);
@@ -221,11 +224,15 @@ test('two replicas sharing a store: a 2025 MCP session begun on one goes on on t
   assert.deepEqual([x.n, y.n].sort(), [2, 3], 'its vars with it');
   assert.equal(z.status, 404, 'another principal\'s request racing the carrying-on gets nothing of it');
   assert.deepEqual(await call(urls[0], TOKEN, 4), { status: 200, n: 4 });
+  // Its client ends it at replica b, after its record is due for renewal: no replica serves it or carries it
+  // on again (replica a held it in memory too).
+  await new Promise((r) => setTimeout(r, 5500));
+  assert.deepEqual(await call(urls[1], TOKEN, 5), { status: 200, n: 5 });
   const del = await fetch(urls[1], { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
   assert.equal(del.status, 200);
-  // Ended by its client: replica b forgot its record; replica a still holds it in memory until idle, but a
-  // third replica (here: b again, which no longer holds it) cannot take it up.
-  assert.equal((await call(urls[1], TOKEN, 5)).status, 404, 'a session its client ended is not carried on');
+  assert.equal((await call(urls[1], TOKEN, 6)).status, 404, 'a session its client ended is not carried on');
+  assert.equal((await call(urls[0], TOKEN, 7)).status, 404, 'nor served by the replica that still held it');
+  assert.equal((await call(urls[1], TOKEN, 8)).status, 404, 'nor carried on once that one let it go');
 });
 
 test('a rolling restart behind nginx: two replicas stopped and started again in turn while 8 clients call; no call fails, no count restarts', { timeout: 600_000 }, async (t) => {

@@ -187,6 +187,9 @@ interface SessionRecord {
 }
 
 const recordName = (sid: string) => `mcp-session:${sid}`;
+/** Kept once its client ended it (DELETE), for the sessions' idle time: a replica still holding it ends its
+ *  copy at the next request, and none carries it on. Apart from the record, so that no renewal overwrites it. */
+const endedName = (sid: string) => `mcp-session-ended:${sid}`;
 
 /** The MCP session to close for room: the least recently seen idle one of the principal holding the most. */
 function roomFrom(connections: Iterable<Connection>): Connection | undefined {
@@ -343,7 +346,10 @@ export async function serveHttp(registry: Registry, version: string, listen: str
       // Its guests, vars, processes and cookies here; its vars and record leave the shared store only when its
       // client ended it: closed for idleness or room, or by a stopping server, another replica may carry it on.
       mcp.sessions.close(`${principal.key}:${id}`, c.deleted === true);
-      if (c.deleted) void mcp.sessions.store?.forget(recordName(id));
+      if (c.deleted && mcp.sessions.store) {
+        void mcp.sessions.store.keep(endedName(id), principal.key).catch(() => {});
+        void mcp.sessions.store.forget(recordName(id));
+      }
     };
     await server.connect(transport);
     return c;
@@ -368,14 +374,18 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   /** With a shared store, a 2025 MCP session this process does not hold but another replica began (it stopped,
    *  or the balancer sent the request elsewhere) is carried on here: its client's initialize is replayed into a
    *  session of the same id, so the client goes on without a 404; its kiln session's vars are in the store. */
+  /** Whether the client ended this session (DELETE) at another replica; a store that cannot answer says no. */
+  const endedElsewhere = async (sid: string): Promise<boolean> =>
+    (await mcp.sessions.store?.recall(endedName(sid)).catch(() => undefined)) !== undefined;
+
   const adopting = new Map<string, Promise<Connection | undefined>>();
   const adopt = async (principal: Principal, sid: string, web: Request): Promise<Connection | undefined> => {
     const store = mcp.sessions.store;
     if (!store || draining) return undefined;
     let record: SessionRecord | undefined;
     try {
-      const text = await store.recall(recordName(sid));
-      record = text ? JSON.parse(text) as SessionRecord : undefined;
+      const [text, ended] = await Promise.all([store.recall(recordName(sid)), store.recall(endedName(sid))]);
+      record = text && ended === undefined ? JSON.parse(text) as SessionRecord : undefined;
     } catch {
       return undefined; // the store is down: as if there were no such session
     }
@@ -387,7 +397,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     }));
     await (await post({ jsonrpc: '2.0', id: 'kiln-adopt', method: 'initialize', params: record.initialize })).text();
     await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).text();
-    c.keptAt = Date.now();
+    c.initialize = record.initialize; // renewed from the request that carried it on, so that it can move again
     log.kiln(`carried on MCP session ${sessionDigest(`${principal.key}:${sid}`)} begun elsewhere`, 'info');
     return connections.get(sid) === c ? c : undefined;
   };
@@ -396,7 +406,7 @@ export async function serveHttp(registry: Registry, version: string, listen: str
   const keepRecord = (c: Connection, initialize?: Record<string, unknown>) => {
     const store = mcp.sessions.store;
     const sid = c.transport.sessionId;
-    if (!store || sid === undefined || (initialize === undefined && c.keptAt !== undefined && Date.now() - c.keptAt < idleTtlMs / 4)) return;
+    if (!store || sid === undefined || c.deleted || (initialize === undefined && c.keptAt !== undefined && Date.now() - c.keptAt < idleTtlMs / 4)) return;
     c.keptAt = Date.now();
     if (initialize) c.initialize = initialize;
     if (c.initialize) void store.keep(recordName(sid), JSON.stringify({ principal: c.principal.key, initialize: c.initialize } satisfies SessionRecord)).catch(() => {});
@@ -443,6 +453,10 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const sid = req.headers['mcp-session-id'];
     let c = typeof sid === 'string' ? connections.get(sid) : undefined;
     if (c && c.principal.key !== principal.key) c = undefined; // another principal's: as if there were none
+    if (c && typeof sid === 'string' && mcp.sessions.store && await endedElsewhere(sid)) {
+      void c.transport.close().catch(() => {}); // its client ended it at another replica
+      c = undefined;
+    }
     if (!c && typeof sid === 'string') {
       // A principal's requests at once for a session not held here carry it on once (keyed by principal too:
       // another's request racing them neither waits for nor spoils theirs).
@@ -469,9 +483,12 @@ export async function serveHttp(registry: Registry, version: string, listen: str
     const counted = req.method === 'POST';
     if (counted) c.busy++;
     try {
+      const fresh = c.transport.sessionId === undefined;
       const response = await c.transport.handleRequest(web, { parsedBody });
+      // What initialize began the session is kept: only the request that began it (never a later one).
       const init = (parsedBody as { method?: string; params?: Record<string, unknown> } | undefined);
-      if (response.ok) keepRecord(c, init?.method === 'initialize' && init.params ? init.params : undefined);
+      const began = fresh && c.transport.sessionId !== undefined && init?.method === 'initialize' && init.params;
+      if (response.ok) keepRecord(c, began ? init.params : undefined);
       await writeWebResponse(res, response);
     } finally {
       if (counted) c.busy--;

@@ -31,7 +31,8 @@ export interface VarsStore {
   flush(session: string): Promise<void>;
   /** Forget `session`'s vars (it was closed). */
   drop(session: string): Promise<void>;
-  /** A record other layers keep by `name` (a string), its expiry renewed by every keep and recall. */
+  /** A record other layers keep by `name` (a string), for the sessions' idle time from each keep (a recall
+   *  reads it only: who may renew it is the caller's decision). */
   keep(name: string, value: string): Promise<void>;
   recall(name: string): Promise<string | undefined>;
   forget(name: string): Promise<void>;
@@ -146,8 +147,7 @@ export async function openStore(url: string, ttlMs: number, onState: StoreState 
     },
     async recall(name) {
       try {
-        const [[, value]] = (await redis.multi().get(recordOf(name)).pexpire(recordOf(name), ttlMs).exec()) as [[null, string | null], unknown];
-        return value ?? undefined;
+        return (await redis.get(recordOf(name))) ?? undefined;
       } catch (e) {
         throw failed(e);
       }
