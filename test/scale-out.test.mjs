@@ -53,6 +53,38 @@ function start(t, cmd, args, env = {}, group = false) {
   return child;
 }
 
+/** An SDK client through `url` speaking `mode` (MODERN, or 'legacy' for 2025-11-25). */
+async function connectClient(url, mode) {
+  const c = new Client({ name: 'scale', version: '0' }, { versionNegotiation: { mode: mode === MODERN ? { pin: MODERN } : 'legacy' } });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  return c;
+}
+
+/** `n` clients through `url`, alternately 2026 and 2025, each counting in its own named session `<prefix><i>`;
+ *  all closed after the test. */
+async function countingClients(t, url, n, prefix) {
+  const clients = [];
+  t.after(async () => { for (const c of clients) await c.client.close().catch(() => {}); });
+  for (let i = 0; i < n; i++) {
+    const mode = i % 2 === 0 ? MODERN : 'legacy';
+    clients.push({ mode, session: `${prefix}${i}`, client: await connectClient(url, mode), counts: [], failures: [] });
+  }
+  return clients;
+}
+
+/** One scale.count call of client `c`: its count kept, or its failure; whether it succeeded. */
+async function countOnce(c) {
+  try {
+    const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 300_000 });
+    if (r.isError) throw new Error(r.content[0].text);
+    c.counts.push(r.structuredContent.n);
+    return true;
+  } catch (e) {
+    c.failures.push(String(e?.message ?? e).slice(0, 200));
+    return false;
+  }
+}
+
 test('three replicas behind HAProxy with vars in Redis: 20 clients on both revisions, then a replica drained and one killed', { timeout: 600_000 }, async (t) => {
   const dir = tempDir(t);
   const redisPort = await freePort();
@@ -90,29 +122,10 @@ taskAfterMs = 0
   assert.ok(await waitUntil(async () => (await fetch(`http://127.0.0.1:${lb}/healthz`).then((r) => r.status).catch(() => 0)) === 200, 30_000), haproxy.output());
 
   // Twenty clients, each counting in its own named session; a 2025 client reconnects when its session is gone.
-  const connect = async (mode) => {
-    const c = new Client({ name: 'scale', version: '0' }, { versionNegotiation: { mode: mode === MODERN ? { pin: MODERN } : 'legacy' } });
-    await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-    return c;
-  };
-  const clients = [];
-  for (let i = 0; i < 20; i++) {
-    const mode = i % 2 === 0 ? MODERN : 'legacy';
-    clients.push({ mode, session: `c${i}`, client: await connect(mode), counts: [], failures: [] });
-  }
-  t.after(async () => { for (const c of clients) await c.client.close().catch(() => {}); });
+  const clients = await countingClients(t, url, 20, 'c');
   /** `calls` calls of every client, all clients at once; each failure kept with its client. */
   const round = (calls) => Promise.all(clients.map(async (c) => {
-    for (let k = 0; k < calls; k++) {
-      try {
-        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 300_000 });
-        if (r.isError) throw new Error(r.content[0].text);
-        c.counts.push(r.structuredContent.n);
-      } catch (e) {
-        c.failures.push(String(e?.message ?? e).slice(0, 200));
-        if (c.mode !== MODERN) c.client = await connect(c.mode).catch(() => c.client); // its MCP session may be gone
-      }
-    }
+    for (let k = 0; k < calls; k++) if (!(await countOnce(c)) && c.mode !== MODERN) c.client = await connectClient(url, c.mode).catch(() => c.client);
   }));
   const increasing = (c) => c.counts.every((n, i) => i === 0 ? n >= 1 : n > c.counts[i - 1]);
 
@@ -177,7 +190,7 @@ taskAfterMs = 0
   // The surviving replica answers everyone, and the last counts are where they were.
   for (const c of clients) {
     const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }).catch(async () => {
-      c.client = await connect(c.mode);
+      c.client = await connectClient(url, c.mode);
       return c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } });
     });
     assert.ok(r.structuredContent.n > c.counts[c.counts.length - 1], `${c.session} continues from its last count`);
@@ -274,28 +287,10 @@ defineTool({ name: 'scale.slow', exposeAsTool: true, handler: async ({ args }) =
   }
   assert.equal(seen.at(-1), 'completed', seen.join(','));
 
-  const connect = async (mode) => {
-    const c = new Client({ name: 'roll', version: '0' }, { versionNegotiation: { mode: mode === MODERN ? { pin: MODERN } : 'legacy' } });
-    await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-    return c;
-  };
-  const clients = [];
-  for (let i = 0; i < 8; i++) {
-    const mode = i % 2 === 0 ? MODERN : 'legacy';
-    clients.push({ mode, session: `n${i}`, client: await connect(mode), counts: [], failures: [] });
-  }
-  t.after(async () => { for (const c of clients) await c.client.close().catch(() => {}); });
+  const clients = await countingClients(t, url, 8, 'n');
   let stop = false;
   const loop = Promise.all(clients.map(async (c) => {
-    for (let k = 0; k < 2000 && !stop; k++) {
-      try {
-        const r = await c.client.callTool({ name: 'scale.count', arguments: {}, _meta: { session: c.session } }, { timeout: 300_000 });
-        if (r.isError) throw new Error(r.content[0].text);
-        c.counts.push(r.structuredContent.n);
-      } catch (e) {
-        c.failures.push(String(e?.message ?? e).slice(0, 200));
-      }
-    }
+    for (let k = 0; k < 2000 && !stop; k++) await countOnce(c);
   }));
   const total = () => clients.reduce((n, c) => n + c.counts.length + c.failures.length, 0);
   // nginx reloaded with the replicas as they are now; resolves once its old workers (which finish the requests
