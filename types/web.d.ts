@@ -58,6 +58,8 @@ declare global {
   var performance: { now(): number; readonly timeOrigin: number };
   /** The global object itself, as in a worker (browser builds reach crypto, fetch and the rest through it). */
   var self: typeof globalThis;
+  /** The global object itself, as Node names it (`global === globalThis`). */
+  var global: typeof globalThis;
 
   interface KilnProcess {
     readonly platform: string;

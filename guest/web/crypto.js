@@ -144,5 +144,14 @@ class Crypto {
 }
 const subtle = new SubtleCrypto($);
 const crypto = new Crypto($);
+// The same host hashes, synchronously, for the `crypto` built-in's createHash and createHmac (guest/node/
+// crypto.js): Node's are synchronous, subtle's are not. Pure functions of their arguments: no authority.
+Object.defineProperty(crypto, Symbol.for('kiln.hashes'), {
+  value: Object.freeze({
+    names: Object.freeze(Object.keys(HASHES)),
+    digest: (name, data) => hashBytes(hashName(name), bytesOf(data, 'data')),
+    hmac: (name, key, data) => hmacBytes(hashName(name), bytesOf(key, 'key'), bytesOf(data, 'data')),
+  }),
+});
 
 export { crypto, Crypto, CryptoKey, SubtleCrypto };

@@ -62,8 +62,10 @@ export function installWeb(native, api) {
     api.define(name, value);
   }
   // A worker's global is `self`: browser builds find crypto, fetch and the rest through it (tweetnacl's
-  // random bytes do). No `window` (there is no DOM) and no `global` (packages take it for Node).
+  // random bytes do). Node's is `global`, the same object (`global === globalThis`), as the Node built-ins
+  // extensions may import expect. No `window`: there is no DOM.
   api.define('self', globalThis);
+  api.define('global', globalThis);
   installLocaleMethods();
   return { requestClient, makeFs, configure, inspect, makeConsole, bytesToBase64, AbortController, DOMException, timersIdle };
 }
