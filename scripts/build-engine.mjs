@@ -12,7 +12,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { COMMONJS_BINDINGS, LEAN_BINDINGS } from './engine/bindings.mjs';
 import { PATCHES, QUICKJS } from './engine/quickjs-patches.mjs';
@@ -91,8 +91,10 @@ const ENGINE_DATA = ['scripts/engine/quickjs-patches.mjs', 'scripts/engine/bindi
 // Everything the engine's bytes depend on; the build is skipped when engine.json records the same hash.
 function inputsHash() {
   const h = createHash('sha256');
+  // guest/node/ is not the engine's: those modules are bundled into the artifacts that import a Node built-in
+  // (host/build/node-builtins.ts), where the build cache hashes them.
   const guestFiles = readdirSync(join(root, 'guest'), { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-    .map((d) => relative(root, join(d.parentPath ?? d.path, d.name))).sort();
+    .map((d) => relative(root, join(d.parentPath ?? d.path, d.name))).filter((f) => !f.startsWith(`guest${sep}node${sep}`)).sort();
   const files = [...guestFiles, 'wit/kiln.wit', 'scripts/build-engine.mjs', ...ENGINE_DATA, 'host/engine/wasm-binary.ts'];
   for (const f of files) h.update(f).update(readFileSync(join(root, f)));
   if (preludeOverride) h.update('prelude').update(readFileSync(preludeOverride));

@@ -1,6 +1,7 @@
 // The bundler as packages meet it (host/build/bundle.ts): JSON imports, a package's browser or worker build
-// preferred, dynamic import() inlined wherever it is in the graph, and a Node builtin refused with a message
-// that names the importing file, its package and the way out. Each case is a real `kiln build` and a real
+// preferred, dynamic import() inlined wherever it is in the graph, and a Node builtin that carries authority
+// refused with a message that names the importing file, its package and the way out (node-builtins.test.mjs
+// has the built-ins that resolve). Each case is a real `kiln build` and a real
 // guest (`kiln run`, `kiln mcp`); the packages are small ones written into a temporary node_modules.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -162,7 +163,7 @@ test('a Node builtin fails that file with the importing file, its package and th
     'missing.ts': "import x from 'cjsmissing';\ndefineTool({ name: 'cjs.missing', handler: () => x });\n",
     'good.ts': "defineTool({ name: 'good.ok', handler: () => 'ok' });\n",
     'node_modules/esmcrypto/package.json': { name: 'esmcrypto', version: '3.1.4', type: 'module', exports: { '.': { node: './node.js', default: './index.js' } } },
-    'node_modules/esmcrypto/index.js': "import { createHash } from 'node:crypto';\nexport const hash = (s) => createHash('sha256').update(s).digest('hex');\n",
+    'node_modules/esmcrypto/index.js': "import { connect } from 'node:tls';\nexport const hash = (s) => connect(s);\n",
     'node_modules/@scope/cjsfs/package.json': { name: '@scope/cjsfs', version: '2.0.0', main: 'lib/index.js' },
     'node_modules/@scope/cjsfs/lib/index.js': "const fs = require('fs');\nmodule.exports = () => fs.readFileSync('/etc/hostname', 'utf8');\n",
     'node_modules/cjsfs/package.json': { name: 'cjsfs', version: '1.0.0', main: 'index.js' },
@@ -176,41 +177,36 @@ test('a Node builtin fails that file with the importing file, its package and th
   assert.match(r.stdout, /[0-9a-f]{64} {2}.*good\.wasm/, 'the good file still built');
   const lines = r.stderr.trim().split('\n');
   assert.equal(lines.length, 3, r.stderr);
-  const way = (rest) => new RegExp(`it is a Node builtin, and extensions run in QuickJS with no Node builtins; .* offers no browser build without it \\(kiln prefers one\\): use a package made for browsers; ${rest} \\(see docs/extensions\\.md, "Node builtins"\\)$`);
-  assert.match(lines[0], /esm\.ts: cannot import "node:crypto" \(imported by node_modules\/esmcrypto\/index\.js, in package esmcrypto@3\.1\.4\): /);
-  assert.match(lines[0], way('for randomness and digests, the global crypto \\(getRandomValues, randomUUID, subtle\\.digest\\); for other hashes a pure-JS package such as @noble/hashes'));
+  const way = (rest) => new RegExp(`it is a Node builtin that extensions do not get \\(.*\\); .* offers no browser build without it \\(kiln prefers one\\): use a package made for browsers; use ${rest} \\(see docs/extensions\\.md, "Node builtins"\\)$`);
+  assert.match(lines[0], /esm\.ts: cannot import "node:tls" \(imported by node_modules\/esmcrypto\/index\.js, in package esmcrypto@3\.1\.4\): /);
+  assert.match(lines[0], way("fetch or the handler's request, with allow\\.net"));
   assert.match(lines[1], /cjs\.ts: cannot import "fs" \(imported by node_modules\/@scope\/cjsfs\/lib\/index\.js, in package @scope\/cjsfs@2\.0\.0\): /);
-  assert.match(lines[1], way("for files, the handler's fs \\(ctx\\.fs, shaped like node:fs/promises\\) with allow\\.fs"));
+  assert.match(lines[1], way("the handler's fs \\(ctx\\.fs, shaped like node:fs/promises\\), with allow\\.fs"));
   assert.match(lines[2], /missing\.ts: cannot import "not-installed-anywhere" \(imported by node_modules\/cjsmissing\/index\.js, in package cjsmissing@0\.1\.0\): it is not a file or an installed package$/);
   assertNoInternalIds(r.stderr);
 });
 
-test('a builtin npm has a package of (events) names that package: install it, and drop the node: prefix', async (t) => {
+test('several refused builtins: the one with a replacement of its own named every time, the others listed', async (t) => {
   const dir = tree(t, {
-    'prefixed.ts': "import { EventEmitter } from 'node:events';\ndefineTool({ name: 'ev.prefixed', handler: () => typeof EventEmitter });\n",
-    'bare.ts': "import { EventEmitter } from 'events';\ndefineTool({ name: 'ev.bare', handler: () => typeof EventEmitter });\n",
     'several.ts': "import get from 'nodeonly';\ndefineTool({ name: 'ev.several', handler: () => get() });\n",
     'node_modules/nodeonly/package.json': { name: 'nodeonly', version: '1.0.0', main: 'index.js' },
-    'node_modules/nodeonly/index.js': "const util = require('util');\nconst zlib = require('zlib');\nconst http = require('http');\nmodule.exports = () => [util, zlib, http].length;\n",
+    'node_modules/nodeonly/index.js': "const util = require('util');\nconst zlib = require('zlib');\nconst v8 = require('v8');\nconst http = require('http');\nmodule.exports = () => [util, zlib, v8, http].length;\n",
   });
-  const r = await kiln(['build', join(dir, 'prefixed.ts'), join(dir, 'bare.ts'), join(dir, 'several.ts'), '--out-dir', tempDir(t)]);
+  const r = await kiln(['build', join(dir, 'several.ts'), '--out-dir', tempDir(t)]);
   assert.equal(r.code, 1);
   const lines = r.stderr.trim().split('\n');
-  assert.equal(lines.length, 3, r.stderr);
-  // Several builtins: the same one named every time (one with no npm twin first), the others listed; the way
-  // out said once.
-  assert.match(lines[2], /several\.ts: cannot import "http" \(imported by node_modules\/nodeonly\/index\.js, in package nodeonly@1\.0\.0\): .*: use a package made for browsers; for the network, fetch or the handler's request, with allow\.net \(see docs\/extensions\.md, "Node builtins"\); also unresolved: "zlib", "util"$/);
-  assert.match(lines[0], /prefixed\.ts: cannot import "node:events" \(imported by prefixed\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it and import "events" \(the node: prefix always means the builtin\) \(see docs\/extensions\.md, "Node builtins"\)$/);
-  assert.match(lines[1], /bare\.ts: cannot import "events" \(imported by bare\.ts\): it is a Node builtin, .*; npm's "events" package serves instead: install it \(npm install events\) and this import resolves to it \(see /);
-  assert.doesNotMatch(lines[0] + lines[1], /offers no browser build/);
-  assert.equal(lines[2].split('use a package made for browsers').length, 2, 'the way out said once');
+  assert.equal(lines.length, 1, r.stderr);
+  // util resolves (a built-in with no authority); of the rest, http has a replacement of its own; the way out
+  // said once.
+  assert.match(lines[0], /several\.ts: cannot import "http" \(imported by node_modules\/nodeonly\/index\.js, in package nodeonly@1\.0\.0\): .*: use a package made for browsers; use fetch or the handler's request, with allow\.net \(see docs\/extensions\.md, "Node builtins"\); also unresolved: "v8", "zlib"$/);
+  assert.equal(lines[0].split('use a package made for browsers').length, 2, 'the way out said once');
 });
 
 test('a require() of a builtin inside try/catch (an optional dependency) builds, and the package\'s fallback runs', async (t) => {
   const dir = tree(t, {
     'main.ts': "import which from 'optcrypto';\ndefineTool({ name: 'opt.which', handler: () => which });\n",
     'node_modules/optcrypto/package.json': { name: 'optcrypto', version: '1.0.0', main: 'index.js' },
-    'node_modules/optcrypto/index.js': "let c;\ntry { c = require('crypto'); } catch (e) { c = null; }\nmodule.exports = c ? 'node crypto' : 'fallback';\n",
+    'node_modules/optcrypto/index.js': "let c;\ntry { c = require('worker_threads'); } catch (e) { c = null; }\nmodule.exports = c ? 'node threads' : 'fallback';\n",
   });
   assert.equal(await buildAndCall(dir, 'main.ts', 'opt.which'), 'fallback');
 });

@@ -61,3 +61,24 @@ test('docs/deployment.md shows the load balancers\' configurations the scale-out
     .filter((l) => !/_path |access_log/.test(l)).map((l) => l.replace(/^ {2}/, '')).join('\n');
   assert.ok(blocks.some((b) => b.trimEnd() === http.trimEnd()), `the nginx configuration, as test/nginx.mjs writes it:\n${http}`);
 });
+
+test('docs/extensions.md\'s "Node builtins" tables are host/build/node-builtins.ts\'s lists, at the pinned versions', async () => {
+  const { NODE_BUILTINS, REFUSED_BUILTINS, packageVersion } = await import(join(root, 'dist/host/build/node-builtins.js'));
+  const doc = readFileSync(join(root, 'docs/extensions.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Node builtins'), doc.indexOf('## Building and checking'));
+  const rows = (header) => {
+    const at = section.indexOf(header);
+    assert.ok(at >= 0, `the table headed ${header}`);
+    const lines = section.slice(at).split('\n').slice(2);
+    return lines.slice(0, lines.findIndex((l) => !l.startsWith('| '))).map((l) => l.slice(2, -2).split(' | '));
+  };
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const served = Object.entries(NODE_BUILTINS).map(([name, impl]) => {
+    if ('file' in impl) return [`\`${name}\``, `kiln's \`${impl.file}\``];
+    assert.equal(manifest.dependencies[impl.package], packageVersion(impl.package), `${impl.package} is a dependency, pinned to the version installed`);
+    return [`\`${name}\``, `npm \`${impl.package}@${packageVersion(impl.package)}\``];
+  });
+  assert.deepEqual(rows('| built-in | resolves to |'), served);
+  assert.deepEqual(rows('| built-in | use instead |'), Object.entries(REFUSED_BUILTINS).map(([name, way]) => [`\`${name}\``, way]));
+  for (const impl of Object.values(NODE_BUILTINS)) if ('file' in impl) assert.ok(existsSync(join(root, impl.file)), impl.file);
+});

@@ -1,24 +1,29 @@
 // Bundling an extension: rollup resolves its whole import graph (relative files, JSON files and node_modules
 // packages, preferring a package's browser build), strips TypeScript, tree-shakes, inlines dynamic imports, and
-// emits one ES module with a source map. No Node builtin may remain: QuickJS has none, and an import that
-// resolves to nothing fails the build naming the importing file and its package. No message carries one of
-// rollup's internal module ids (they start with a NUL byte).
+// emits one ES module with a source map. A Node built-in with no authority resolves to kiln's implementation of
+// it (node-builtins.ts), and a free `Buffer` to the `buffer` built-in's; no other Node builtin may remain:
+// QuickJS has none, and an import that resolves to nothing fails the build naming the importing file, its
+// package and the replacement. No message carries one of rollup's internal module ids (they start with a NUL
+// byte).
 import commonjsPlugin from '@rollup/plugin-commonjs';
 import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
+import injectPlugin from '@rollup/plugin-inject';
 import sucrasePlugin from '@rollup/plugin-sucrase';
 import { existsSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
 import { SOURCE_EXTENSIONS } from '../extensions/discovery.js';
-import { containmentViolation, extensionRoot } from './containment.js';
+import { containmentViolation, extensionRoot, real } from './containment.js';
+import { kilnImporter, kilnRoot, NODE_BUILTINS, OTHER_BUILTIN, REFUSED_BUILTINS } from './node-builtins.js';
 import { checkNesting, NestingError } from './nesting.js';
 
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
 const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
 const json = jsonPlugin as unknown as typeof jsonPlugin.default;
+const inject = injectPlugin as unknown as typeof injectPlugin.default;
 
 /** Export conditions besides rollup's ('default', 'module', 'import'/'require'): a package's build for
  *  browsers or web workers is the one that runs without Node builtins. 'production' is named so that the
@@ -88,43 +93,34 @@ function unresolvedMessage(source: string, importer: string | undefined, base: s
   const where = from ? ` (imported by ${from}${pkg ? `, in package ${pkg}` : ''})` : '';
   if (!isBuiltin(source)) return `cannot import "${source}"${where}: it is not a file or an installed package`;
   const way = builtinWayOut(source);
-  return `cannot import "${source}"${where}: it is a Node builtin, and extensions run in QuickJS with no Node builtins; ` +
+  return `cannot import "${source}"${where}: it is a Node builtin that extensions do not get (they run in QuickJS, with ` +
+    'only the built-ins that carry no authority); ' +
     (pkg ? `${pkg} offers no browser build without it (kiln prefers one): use a package made for browsers` : '') +
-    (pkg && way === FOR_BROWSERS ? '' : `${pkg ? '; ' : ''}${way}`) + ` (see ${BUILTINS_DOC})`;
+    (pkg && way === OTHER_BUILTIN ? '' : `${pkg ? '; ' : ''}use ${way}`) + ` (see ${BUILTINS_DOC})`;
 }
-
-const FOR_BROWSERS = 'use a package made for browsers';
 
 /** Which unresolved import a failed build names first, the same every time (rollup resolves in parallel): a
- *  missing package, then a builtin with no npm twin (http says more than the util it also imports), then the
- *  rest; by name within each. */
+ *  missing package, then a refused builtin with a replacement of its own (http says more than the zlib it also
+ *  imports), then the rest; by name within each. */
 function rank(source: string): number {
   if (!isBuiltin(source)) return 0;
-  return NPM_TWINS.has(source.replace(/^node:/, '').split('/')[0]) ? 2 : 1;
+  return builtinWayOut(source) === OTHER_BUILTIN ? 2 : 1;
 }
 
-/** Builtins npm has a package of the same name for: installed, a bare import resolves to it. */
-const NPM_TWINS = new Set(['events', 'buffer', 'util', 'punycode', 'assert', 'string_decoder', 'path', 'url', 'querystring', 'process']);
-
-/** What to use instead of builtin `source`, as docs/extensions.md's table says. */
+/** What to use instead of builtin `source`: REFUSED_BUILTINS' replacement, as docs/extensions.md's table says. */
 function builtinWayOut(source: string): string {
-  const name = source.replace(/^node:/, '').split('/')[0];
-  if (name === 'fs') return "for files, the handler's fs (ctx.fs, shaped like node:fs/promises) with allow.fs";
-  if (name === 'child_process') return "for processes, a command declared in allow.commands, run with the handler's commands.run";
-  if (['http', 'https', 'http2', 'net', 'tls', 'dns', 'dgram'].includes(name)) return "for the network, fetch or the handler's request, with allow.net";
-  if (name === 'crypto') return 'for randomness and digests, the global crypto (getRandomValues, randomUUID, subtle.digest); for other hashes a pure-JS package such as @noble/hashes';
-  if (NPM_TWINS.has(name)) {
-    return source.startsWith('node:')
-      ? `npm's "${name}" package serves instead: install it and import "${name}" (the node: prefix always means the builtin)`
-      : `npm's "${name}" package serves instead: install it (npm install ${name}) and this import resolves to it`;
-  }
-  return FOR_BROWSERS;
+  const name = source.replace(/^node:/, '');
+  return Object.hasOwn(REFUSED_BUILTINS, name) ? REFUSED_BUILTINS[name] : OTHER_BUILTIN;
 }
 
 /** Every module the bundle reads must be inside the extension's directory or its node_modules
- *  (containment.ts), and no module may nest deeper than the parsers survive (nesting.ts). This plugin comes
- *  first, so it sees each import before anything reads it and each module's code before anything parses it. */
-function guard(entry: string, root: string, base: string, unresolved: Map<string, string>): Plugin {
+ *  (containment.ts), or be one of kiln's Node built-in implementations: a file that an import of a built-in
+ *  resolved to, from kiln's own directory, or that such a file imports (`granted`, real paths). Nothing else of
+ *  kiln's tree: an extension's own import of one of those files, by path or through a symlink, is judged by
+ *  containment like any other. No module may nest deeper than the parsers survive (nesting.ts). This plugin
+ *  comes first, so it sees each import before anything reads it and each module's code before anything parses
+ *  it. */
+function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -132,11 +128,31 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   const virtual = (id: string) => id.startsWith('\0');
   const path = (id: string) => id.replace(/\?.*$/, '');
   const ownModule = (id: string) => !/[\\/]node_modules[\\/]/.test(path(id));
+  const isGranted = (id: string) => granted.has(real(fileOf(id)));
   return {
     name: 'kiln-guard',
     async resolveId(source, importer, options) {
       if (virtual(source)) return null;
-      const r = await this.resolve(source, importer, { ...options, skipSelf: true });
+      const fromKiln = importer !== undefined && isGranted(importer);
+      // A built-in: `node:x` always means kiln's; a bare `x` is an installed package of that name if there is
+      // one (the author's choice, or a package's dependency), else kiln's.
+      const name = isBuiltin(source) ? source.replace(/^node:/, '') : undefined;
+      let r = name !== undefined && source.startsWith('node:') ? null : await this.resolve(source, importer, { ...options, skipSelf: true });
+      if (!r && name !== undefined && Object.hasOwn(NODE_BUILTINS, name)) {
+        const impl = NODE_BUILTINS[name];
+        if ('file' in impl) {
+          const file = join(kilnRoot, impl.file);
+          granted.add(real(file));
+          return file;
+        }
+        r = await this.resolve(impl.package, kilnImporter, { ...options, skipSelf: true });
+        if (r && !r.external && !virtual(r.id)) granted.add(real(path(r.id)));
+        return r;
+      }
+      if (fromKiln && r && !r.external && !virtual(r.id)) {
+        granted.add(real(path(r.id))); // a built-in implementation's own import: kiln's code, not the extension's
+        return r;
+      }
       // Nothing resolves it: remember who asked, for the message (the commonjs plugin turns the import into a
       // virtual module of its own, which is all rollup's warning names). A require() inside try/catch stays a
       // require() in the bundle (the package's optional dependency), which throws when it runs.
@@ -150,7 +166,7 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
       return ownModule(r.id) ? { ...r, moduleSideEffects: 'no-treeshake' } : r;
     },
     load(id) {
-      if (virtual(id)) return null;
+      if (virtual(id) || isGranted(id)) return null;
       const why = containmentViolation(root, path(id));
       if (why) refuse(id, why);
       return null;
@@ -186,6 +202,14 @@ function withManifests(files: string[]): string[] {
   return [...out];
 }
 
+/** `file`'s name in a source map if it is one of kiln's built-in implementations: `kiln:` and its path from
+ *  kiln's directory, or from the last node_modules for a package (installed next to kiln or above it). */
+function kilnSource(file: string, granted: Set<string>): string | undefined {
+  const at = file.lastIndexOf(`${sep}node_modules${sep}`);
+  if (!granted.has(real(file))) return undefined;
+  return `kiln:${(at >= 0 ? file.slice(at + 1) : relative(kilnRoot, file)).split(sep).join('/')}`;
+}
+
 /** What a bundle of generated code needs (kiln bdd's image: host/bdd/image.ts). */
 export interface BundleOptions {
   /** Modules with no file behind them: id → code. The entry may be one (its id a path in `root`). */
@@ -214,6 +238,9 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
   const misses = new Map<string, string | undefined>(); // an import nothing resolves -> who imported it
   let failure: string | undefined; // another failure rollup logged
   const unresolved = new Map<string, string>(); // import -> the first real file that imported it
+  // kiln's built-in implementation files this bundle reads; kilnImporter (no file: only what resolves them)
+  // is in it so that what a resolution from it resolves in turn is kiln's too.
+  const granted = new Set<string>([real(kilnImporter)]);
   let build;
   try {
     build = await rollup({
@@ -221,7 +248,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       treeshake: true,
       plugins: [
         ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
-        guard(entry, root, base, unresolved),
+        guard(entry, root, base, unresolved, granted),
         nodeResolve({
           extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
           preferBuiltins: false, // an installed package named like a builtin (events, buffer, punycode) is used
@@ -231,6 +258,9 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
         json({ preferConst: true }),
         commonjs(),
         sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
+        // A free `Buffer`, as in Node, in any module that names one (and only those: the others pay nothing):
+        // an import of the `buffer` built-in's, run before the module's own code, so a top level using it works.
+        inject({ Buffer: ['node:buffer', 'Buffer'] }),
       ],
       onLog(level, log) {
         if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') {
@@ -251,7 +281,9 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       inlineDynamicImports: true, // an artifact is one module: `import()` of a bundled file resolves inside it
       sourcemap: true,
       sourcemapExcludeSources: true,
-      sourcemapPathTransform: (rel, mapPath) => relative(base, resolve(dirname(mapPath), rel)),
+      // kiln's built-in implementations by their place in kiln, not on this disk: the artifact does not depend on
+      // where kiln is installed.
+      sourcemapPathTransform: (rel, mapPath) => kilnSource(resolve(dirname(mapPath), rel), granted) ?? relative(base, resolve(dirname(mapPath), rel)),
       file: resolve(base, basename(entry) + '.bundle.js'),
     });
     const chunk = output[0];
