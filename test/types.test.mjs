@@ -56,3 +56,35 @@ test('DOM-only and Node-only globals do not type-check under the preset (they do
   const r = await run(['-p', join(dir, 'tsconfig.json')]);
   for (let i = 1; i <= lines.length; i++) assert.match(r.out, new RegExp(`dom\\.ts\\(${i},`), `line ${i} should be an error:\n${r.out}`);
 });
+
+test('schemas type args and results: zod, valibot and a JSON Schema literal infer; a typo or a wrong result is an error', async (t) => {
+  const dir = tempDir(t);
+  const ok = [
+    "import { z } from 'zod';",
+    "import * as v from 'valibot';",
+    "import { toStandardJsonSchema } from '@valibot/to-json-schema';",
+    "const json = { type: 'object', properties: { text: { type: 'string' }, n: { type: ['integer', 'null'], default: null }, k: { enum: ['a', 'b'] } }, required: ['text'], additionalProperties: false } as const;",
+    "defineTool({ name: 'z', inputSchema: z.object({ text: z.string().transform((s) => s.length) }), outputSchema: z.object({ n: z.number() }), handler: ({ args }) => ({ n: args.text + 1 }) });",
+    "defineTool({ name: 'v', inputSchema: toStandardJsonSchema(v.object({ text: v.string() })), handler: ({ args }) => args.text.toUpperCase() });",
+    "defineTool({ name: 'j', inputSchema: json, handler: ({ args }) => { const k: 'a' | 'b' | undefined = args.k; const n: number | null = args.n; return args.text.length + String(k); } });",
+    "defineTool({ name: 'i', inputSchema: { type: 'object', properties: { m: { type: 'number' } }, required: ['m'] }, outputSchema: { type: 'object', properties: { m: { type: 'number' } } } }, async ({ args }) => ({ m: args.m * 2 }));",
+    "defineTool({ name: 'a', inputSchema: {} as Record<string, unknown>, handler: ({ args }) => args.anything.goes });",
+    "defineTool({ name: 'n', handler: ({ args }) => args.anything.goes });",
+  ];
+  const bad = [
+    "defineTool({ name: 'b1', inputSchema: z.object({ text: z.string() }), handler: ({ args }) => args.txet });",
+    "defineTool({ name: 'b2', inputSchema: json, handler: ({ args }) => args.txet });",
+    "defineTool({ name: 'b3', inputSchema: toStandardJsonSchema(v.object({ text: v.string() })), handler: ({ args }) => args.txet });",
+    "defineTool({ name: 'b4', outputSchema: z.object({ n: z.number() }), handler: () => ({ n: 'one' }) });",
+    "defineTool({ name: 'b5', outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, handler: async () => ({ m: 1 }) });",
+    "defineTool({ name: 'b6', inputSchema: z.object({ text: z.string().transform((s) => s.length) }), handler: ({ args }) => args.text.toUpperCase() });",
+  ];
+  writeFileSync(join(dir, 'typed.ts'), [...ok, ...bad].join('\n') + '\n');
+  const paths = Object.fromEntries(['zod', 'valibot', '@valibot/to-json-schema'].map((p) => [p, [join(root, 'node_modules', p)]]));
+  // skipLibCheck: zod's and valibot's own declarations are theirs to check (kiln.d.ts is checked by the tests above).
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: join(root, 'types/tsconfig.json'), compilerOptions: { paths, skipLibCheck: true }, include: ['typed.ts'] }));
+  const r = await run(['-p', join(dir, 'tsconfig.json')]);
+  const lines = new Set([...r.out.matchAll(/typed\.ts\((\d+),/g)].map((m) => Number(m[1])));
+  assert.deepEqual([...lines].sort((a, b) => a - b), bad.map((_, i) => ok.length + i + 1), r.out);
+  assert.match(r.out, /Property 'txet' does not exist on type '\{ text: string; \}'/);
+});

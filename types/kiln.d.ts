@@ -2,6 +2,7 @@
 // the web platform in web.d.ts. Extend types/tsconfig.json (ES2024, no DOM: what type-checks there runs in a
 // guest), or reference this file with /// <reference path="…/kiln.d.ts" />.
 /// <reference path="./web.d.ts" />
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 export {};
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -39,14 +40,65 @@ interface KilnAllow {
   fs?: { read?: string[]; write?: string[] };
 }
 
-interface KilnToolManifest<A = any> {
+/** A tool's schema: a JSON Schema object, or a Standard Schema validator (zod 4, valibot through
+ *  @valibot/to-json-schema's toStandardJsonSchema, ...) that can write itself as JSON Schema
+ *  (`~standard.jsonSchema`), which the build does (docs/extensions.md). */
+type KilnSchema = { readonly [key: string]: unknown } | StandardSchemaV1;
+
+/** The value a schema describes: a Standard Schema's output type; a JSON Schema literal's type (written inline in
+ *  defineTool, or `as const`) through KilnFromJson; `any` for a schema whose type is not a literal (a
+ *  Record<string, unknown>, a widened object) or no schema at all, as without types. */
+type KilnInfer<S> =
+  S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S>
+  : S extends { readonly type: 'object' } ? KilnFromJson<S>
+  : any;
+
+/** A JSON Schema literal's type, bounded to 10 levels (deeper is unknown): const, enum, anyOf/oneOf, type (one or
+ *  a list: string, number, integer, boolean, null, array with items, object with properties and required; a
+ *  property with a `default` is always there, since the host fills defaults in). What it does not read ($ref,
+ *  allOf, not, if/then, prefixItems) is unknown: a check the type does not see is still made by the host. An object
+ *  without `additionalProperties: false` may have other keys, typed unknown. */
+type KilnFromJson<S, D extends number = 10> =
+  [D] extends [never] ? unknown
+  : S extends { readonly const: infer C } ? C
+  : S extends { readonly enum: readonly (infer E)[] } ? E
+  : S extends { readonly anyOf: readonly (infer M)[] } ? KilnFromJson<M, KilnDepth[D]>
+  : S extends { readonly oneOf: readonly (infer M)[] } ? KilnFromJson<M, KilnDepth[D]>
+  : S extends { readonly type: infer T } ? KilnJsonType<T extends readonly (infer U)[] ? U : T, S, KilnDepth[D]>
+  : unknown;
+type KilnDepth = [never, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+type KilnJsonType<T, S, D extends number> =
+  T extends 'string' ? string
+  : T extends 'number' | 'integer' ? number
+  : T extends 'boolean' ? boolean
+  : T extends 'null' ? null
+  : T extends 'array' ? (S extends { readonly items: infer I } ? (I extends readonly unknown[] ? unknown[] : KilnFromJson<I, D>[]) : unknown[])
+  : T extends 'object' ? KilnObject<S, D>
+  : unknown;
+type KilnObject<S, D extends number, P = S extends { readonly properties: infer Q } ? Q : {}, R = KilnRequired<S> | KilnDefaulted<P>> = KilnFlat<{
+  -readonly [K in keyof P as K extends R ? K : never]: KilnFromJson<P[K], D>;
+} & {
+  -readonly [K in keyof P as K extends R ? never : K]?: KilnFromJson<P[K], D>;
+} & (S extends { readonly additionalProperties: false } ? {} : { [key: string]: unknown })>;
+/** One object type instead of an intersection, for readable messages. */
+type KilnFlat<T> = { [K in keyof T]: T[K] };
+type KilnRequired<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+type KilnDefaulted<P> = { [K in keyof P]: P[K] extends { readonly default: unknown } ? K : never }[keyof P];
+
+/** What a handler may return: anything without an outputSchema; with one, the value it describes. */
+type KilnResult<O> = [O] extends [undefined] ? unknown : KilnInfer<O> | PromiseLike<KilnInfer<O>>;
+
+interface KilnToolManifest<I extends KilnSchema | undefined = undefined, O extends KilnSchema | undefined = undefined> {
   name: string;
   /** A human-readable name for clients' UIs. */
   title?: string;
   description?: string;
-  inputSchema?: Record<string, unknown>;
-  /** JSON Schema (root `type: "object"`) of the result: listed in tools/list; a result that does not match fails. */
-  outputSchema?: Record<string, unknown>;
+  /** JSON Schema (root `type: "object"`) or a Standard Schema of the arguments: the host checks every call
+   *  against the JSON Schema; a Standard Schema's own validate then runs in the guest, so `args` is its output. */
+  inputSchema?: I;
+  /** JSON Schema (root `type: "object"`) or Standard Schema of the result: listed in tools/list; a result that
+   *  does not match fails. */
+  outputSchema?: O;
   /** MCP hints; kiln derives them from the capabilities, and these may only make them more cautious. */
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   exposeAsTool?: boolean;
@@ -57,7 +109,7 @@ interface KilnToolManifest<A = any> {
   /** A heap limit for this file's guest (shared by its tools: the lowest declared, or the operator's if lower). */
   memoryLimitBytes?: number;
   allow?: KilnAllow;
-  handler?: KilnHandler<A>;
+  handler?: KilnHandler<KilnInfer<I>, KilnResult<O>>;
 }
 
 interface KilnProcessStatus {
@@ -166,7 +218,7 @@ interface KilnFs {
 }
 
 interface KilnContext<A = any> {
-  /** The caller's arguments, already validated against inputSchema. */
+  /** The caller's arguments, already validated against inputSchema (a Standard Schema's: its validate's output). */
   args: A;
   commands: KilnCommands;
   request: KilnRequest;
@@ -184,7 +236,7 @@ interface KilnContext<A = any> {
   readonly signal: AbortSignal;
 }
 
-type KilnHandler<A = any> = (ctx: KilnContext<A>) => unknown;
+type KilnHandler<A = any, R = unknown> = (ctx: KilnContext<A>) => R;
 
 declare global {
   /** What a failed `commands.run` rejects with (name "CommandError"). exitCode, signal, stdout and stderr are
@@ -197,8 +249,12 @@ declare global {
     stderr?: string;
   }
 
-  function defineTool<A = any>(manifest: KilnToolManifest<A> & { handler: KilnHandler<A> }): void;
-  function defineTool<A = any>(manifest: KilnToolManifest<A>, handler: KilnHandler<A>): void;
+  /** Register a tool. `args` takes its type from inputSchema and the handler's result is checked against
+   *  outputSchema (KilnInfer); an inline JSON Schema literal is typed as written (a `const` type parameter). */
+  function defineTool<const I extends KilnSchema | undefined = undefined, const O extends KilnSchema | undefined = undefined>(
+    manifest: KilnToolManifest<I, O> & { handler: KilnHandler<KilnInfer<I>, KilnResult<O>> }): void;
+  function defineTool<const I extends KilnSchema | undefined = undefined, const O extends KilnSchema | undefined = undefined>(
+    manifest: KilnToolManifest<I, O>, handler: KilnHandler<KilnInfer<I>, KilnResult<O>>): void;
 
   /** Call any loaded tool; it runs with its own manifest and timeout. */
   const plugins: Record<string, <T = any>(args?: unknown) => Promise<T>>;
