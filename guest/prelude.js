@@ -127,6 +127,59 @@
 
   // ---- defineTool and plugins --------------------------------------------------------------------
   function fail(msg) { throw new TypeError(`defineTool: ${msg}`); }
+  const why = (e) => {
+    try { return String(e instanceof Error ? e.message : e).slice(0, 300); } catch { return 'a value that cannot be described'; }
+  };
+  // A Standard Schema validator (zod 4, valibot, arktype: an object with `~standard.validate`) as a schema. At
+  // build (config.build) it is asked for its JSON Schema, the way the MCP SDK asks: `~standard.jsonSchema.input()`
+  // for inputSchema, `.output()` for outputSchema, draft 2020-12; the copy the host gets is JSON, checked there as
+  // a hand-written schema is. Its validate runs on every call's arguments after the host's check (invoke).
+  function standardOf(name, field, schema) {
+    const std = schema['~standard'];
+    if (std === undefined) return undefined;
+    if (std === null || typeof std !== 'object' || typeof std.validate !== 'function')
+      fail(`tool "${name}": ${field}["~standard"] is not a Standard Schema: it needs a validate function`);
+    return std;
+  }
+  function jsonSchemaOf(name, field, std) {
+    const io = field === 'inputSchema' ? 'input' : 'output';
+    let conv, vendor, json;
+    try {
+      conv = std.jsonSchema;
+      vendor = JSON.stringify(String(std.vendor).slice(0, 40));
+    } catch (e) {
+      fail(`tool "${name}": reading ${field}'s ~standard failed: ${why(e)}`);
+    }
+    if (conv === null || typeof conv !== 'object' || typeof conv[io] !== 'function') {
+      fail(`tool "${name}": ${field} is a Standard Schema (vendor ${vendor}) that cannot write itself as JSON Schema (it has no ~standard.jsonSchema.${io}()): use zod 4.2 or later, wrap a valibot schema in toStandardJsonSchema() from @valibot/to-json-schema, or write ${field} as JSON Schema`);
+    }
+    try {
+      json = JSON.parse(JSON.stringify(conv[io]({ target: 'draft-2020-12' })) ?? 'null');
+    } catch (e) {
+      fail(`tool "${name}": ${field}'s ~standard.jsonSchema.${io}() failed to give JSON Schema: ${why(e)}`);
+    }
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) fail(`tool "${name}": ${field}'s ~standard.jsonSchema.${io}() did not give a JSON Schema object`);
+    // As the SDK does: a root without `type` (a discriminated union's oneOf) is an object when it has to be one.
+    if (json.type === undefined && (io === 'input' || 'properties' in json || 'required' in json || 'additionalProperties' in json)) return { type: 'object', ...json };
+    return json;
+  }
+  // The arguments as the tool's Standard Schema gives them (its transforms, defaults and refinements applied), or
+  // an InvalidArgumentsError naming the issues: [value], or [undefined, promise] when the validator is asynchronous.
+  function standardArgs(tool, args) {
+    const settle = (r) => {
+      if (r === null || typeof r !== 'object') throw new TypeError(`tool "${tool.manifest.name}": its inputSchema's validate did not return a result`);
+      if (!r.issues || r.issues.length === 0) return r.value;
+      const issues = Array.from(r.issues).slice(0, 10).map((i) => {
+        const path = Array.isArray(i?.path) ? i.path.map((p) => String(p !== null && typeof p === 'object' ? p.key : p)).join('.') : '';
+        return path ? `${path}: ${i.message}` : String(i?.message);
+      });
+      const e = new Error(`arguments for "${tool.manifest.name}" do not match its inputSchema: ${issues.join('; ')}`);
+      e.name = 'InvalidArgumentsError';
+      throw e;
+    };
+    const r = tool.input.validate(args);
+    return r !== null && typeof r === 'object' && typeof r.then === 'function' ? [undefined, Promise.resolve(r).then(settle)] : [settle(r)];
+  }
   function defineTool(manifest, handler) {
     if (manifest === null || typeof manifest !== 'object') fail('expects a manifest object');
     const h = handler === undefined ? manifest.handler : handler;
@@ -135,8 +188,14 @@
     if (tools.has(name)) fail(`a tool named "${name}" is already defined`);
     if (typeof h !== 'function') fail(`tool "${name}" needs a handler function`);
     if (manifest.description !== undefined && typeof manifest.description !== 'string') fail(`tool "${name}": description must be a string`);
-    if (manifest.inputSchema !== undefined && (manifest.inputSchema === null || typeof manifest.inputSchema !== 'object'))
-      fail(`tool "${name}": inputSchema must be a JSON Schema object`);
+    const std = {};
+    for (const field of ['inputSchema', 'outputSchema']) {
+      const schema = manifest[field];
+      if (schema === undefined) continue;
+      if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function')) fail(`tool "${name}": ${field} must be a JSON Schema object or a Standard Schema`);
+      std[field] = standardOf(name, field, schema);
+      if (std[field] === undefined && typeof schema === 'function') fail(`tool "${name}": ${field} must be a JSON Schema object or a Standard Schema`);
+    }
     if (manifest.exposeAsTool !== undefined && typeof manifest.exposeAsTool !== 'boolean') fail(`tool "${name}": exposeAsTool must be a boolean`);
     if (manifest.timeoutMs !== undefined && !(Number.isFinite(manifest.timeoutMs) && manifest.timeoutMs > 0))
       fail(`tool "${name}": timeoutMs must be a positive number`);
@@ -148,8 +207,9 @@
       name,
       title: manifest.title,
       description: manifest.description,
-      inputSchema: manifest.inputSchema,
-      outputSchema: manifest.outputSchema,
+      // A validator's JSON Schema is asked for only at build; a served guest's manifest is read for its names.
+      inputSchema: std.inputSchema === undefined ? manifest.inputSchema : config.build ? jsonSchemaOf(name, 'inputSchema', std.inputSchema) : undefined,
+      outputSchema: std.outputSchema === undefined ? manifest.outputSchema : config.build ? jsonSchemaOf(name, 'outputSchema', std.outputSchema) : undefined,
       annotations: manifest.annotations,
       exposeAsTool: manifest.exposeAsTool === true,
       timeoutMs: manifest.timeoutMs,
@@ -160,7 +220,7 @@
     // Any other key goes to the host too, which refuses it with a did-you-mean: a typo such as exposeAsToool
     // must fail the build, not be dropped silently.
     for (const k of Object.keys(manifest)) if (!(k in m) && k !== 'handler') m[k] = true;
-    tools.set(name, { manifest: m, handler: h, browser: Array.isArray(m.allow.browser) && m.allow.browser.length > 0 });
+    tools.set(name, { manifest: m, handler: h, input: std.inputSchema, browser: Array.isArray(m.allow.browser) && m.allow.browser.length > 0 });
   }
   define('defineTool', defineTool);
 
@@ -434,7 +494,14 @@
       try { args = JSON.parse(argsJson); } catch (e) { finish(inv, false, `TypeError: arguments are not JSON: ${e.message}`); return; }
       let result;
       try {
-        result = tool.handler(new HandlerContext(inv, args, tool.browser));
+        if (tool.input === undefined) result = tool.handler(new HandlerContext(inv, args, tool.browser));
+        else {
+          // The tool's own validator, on arguments the host has checked: the handler gets what it makes of them.
+          const [given, later] = standardArgs(tool, args);
+          result = later === undefined
+            ? tool.handler(new HandlerContext(inv, given, tool.browser))
+            : later.then((a) => { current = inv; return tool.handler(new HandlerContext(inv, a, tool.browser)); });
+        }
       } catch (e) {
         finish(inv, false, errorText(e));
         return;

@@ -94,7 +94,7 @@ export class Builder {
     const instance = await GuestInstance.create(this.engine, bytecode, host, this.loadTimeoutMs);
     let raw: any;
     try {
-      raw = instance.load({ host: 'mcp', moduleUrl: `file:///${name}` });
+      raw = instance.load({ host: 'mcp', moduleUrl: `file:///${name}`, build: true });
     } catch (e) {
       if (e instanceof ToolError) throw located(e);
       if (e instanceof TimeoutError) throw fail(`its top level did not finish within ${this.loadTimeoutMs} ms (the server's [limits] timeoutMs when serving); an extension's top level should only register tools`);

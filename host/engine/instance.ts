@@ -109,6 +109,9 @@ export interface LoadConfig {
   memoryLimit?: number;
   /** The extension module's `import.meta.url`. */
   moduleUrl?: string;
+  /** Set by `kiln build` only: the guest writes each Standard Schema validator's JSON Schema into the manifest
+   *  (a served guest skips that work; its manifest is read for tool names). */
+  build?: boolean;
   /** Bytes of wasm shadow stack QuickJS may use before its RangeError; `load` sets it from the native stack
    *  of the thread the guest runs on (host/engine/stack.ts). */
   stackLimit?: number;
