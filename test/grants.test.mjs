@@ -99,6 +99,9 @@ env = { SESSION_ID = "abc" }
   assert.equal(srv.count('/hello'), 0, 'the refused request reached the server');
   assert.match(r.peer, /declares tools "peer\.echo", but the operator has not granted it .*add "peer\.echo" to tools/);
   assert.deepEqual(r.env, { SESSION_ID: 'abc' }, 'explicit value given; KILN_GRANT_PASS is declared but not passed through');
+  // neither declared nor granted: the manifest's line and the operator's, both quoted
+  const undeclared = (await call(client, 'notes.add', { url: 'http://example.com/x' })).json.fetch;
+  assert.match(undeclared, /may not reach example\.com: .*; to allow it, add allow: \{ net: \["127\.0\.0\.1:\d+", "localhost:\d+", "example\.com"\] \} to the tool's manifest, and the operator must grant it too: add "example\.com" to net in \[grants\."notes\.ts"\] of .*kiln\.toml$/);
   // what is granted works: localhost (declared and granted)
   const ok = (await call(client, 'notes.add', { url: `http://localhost:${srv.port}/hello` })).json;
   assert.equal(ok.fetch, 200);

@@ -59,6 +59,12 @@ test('no allow.net: no network, unless the operator opts into the permissive def
   assert.doesNotThrow(() => checkUrl('t', 'https://box.com/', [], { ...P, emptyMeansUnrestricted: true }));
 });
 
+test('a refusal quotes the manifest line that allows the host, and the operator\'s line when a grant would refuse it too', () => {
+  assert.throws(() => checkUrl('t', 'https://box.com/', [], P), { message: 'tool "t" declares no allow.net, so it has no network access (box.com refused); to allow it, add allow: { net: ["box.com"] } to the tool\'s manifest' });
+  assert.throws(() => checkUrl('t', 'http://box.com:8080/', ['a.com', '*.b.com'], P), { message: 'tool "t" may not reach box.com:8080: it is not in allow.net (a.com, *.b.com); to allow it, add allow: { net: ["a.com", "*.b.com", "box.com:8080"] } to the tool\'s manifest' });
+  assert.throws(() => checkUrl('t', 'http://[::1]/', ['a.com'], P, (item) => `add "${item}" to net`), /add allow: \{ net: \["a\.com", "\[::1\]"\] \} to the tool's manifest, and the operator must grant it too: add "\[::1\]" to net$/);
+});
+
 test('invalid allow.net entries are refused', () => {
   for (const bad of ['http://box.com', 'box.com/path', 'a b', 'box.com:99999', 'user@box.com', '']) assert.throws(() => parsePattern(bad), undefined, bad);
   assert.deepEqual(parsePattern('*.Box.com.:8443'), { host: 'box.com', wildcard: true, port: 8443 });

@@ -111,24 +111,30 @@ const TOML_KEY: Record<GrantKind, string> = {
   commands: 'commands', net: 'net', browser: 'browser', tools: 'tools', 'fs.read': 'fs.read', 'fs.write': 'fs.write', env: 'allowEnv', secrets: 'secrets',
 };
 
-/** The refusal of a declared `item` of `kind` that `ext`'s grant does not cover (a NotGrantedError). */
-export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind, item: string): NotGrantedError {
+/** What the operator adds to grant `item` of `kind` to `ext`: the line, in their own spelling of the key. */
+export function howToGrant(grants: Grants, ext: ExtensionIdentity, kind: GrantKind, item: string): string {
   const key = keyFor(grants, ext);
   const where = grants.file ? ` of ${grants.file}` : '';
-  const why = kind === 'secrets'
-    ? `a secret is used only by the extensions whose grant lists it, in every [policy] mode, and [grants."${key}"] does not list it`
-    : grants.mode === 'declared'
-      ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
-      : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
   const { grant } = grantOf(grants, ext);
   const line = `${TOML_KEY[kind]} = ["${item}"]`;
   const listed = kind === 'env' ? grant?.allowEnv : grant && listOf(grant, kind);
   const add = !NOT_ASKED.includes(kind) || listed ? `add "${item}" to ${TOML_KEY[kind]} in [grants."${key}"]`
     : grant ? `add the line ${line} to [grants."${key}"]`
       : `add the table [grants."${key}"] with the line ${line}`;
+  return `${add}${where}`;
+}
+
+/** The refusal of a declared `item` of `kind` that `ext`'s grant does not cover (a NotGrantedError). */
+export function notGranted(grants: Grants, ext: ExtensionIdentity, tool: string, kind: GrantKind, item: string): NotGrantedError {
+  const key = keyFor(grants, ext);
+  const why = kind === 'secrets'
+    ? `a secret is used only by the extensions whose grant lists it, in every [policy] mode, and [grants."${key}"] does not list it`
+    : grants.mode === 'declared'
+      ? `its [grants."${key}"] lists ${TOML_KEY[kind]} without it`
+      : `[policy] mode is "${grants.mode}" and [grants."${key}"] does not list it`;
   return new NotGrantedError(
     `tool "${tool}" declares ${kind} "${item}", but the operator has not granted it to ${key} (${why}); ` +
-      `to allow it, ${add}${where}`,
+      `to allow it, ${howToGrant(grants, ext, kind, item)}`,
     kind, item, grants.mode === 'ask' && !NOT_ASKED.includes(kind),
   );
 }
@@ -201,6 +207,8 @@ export function intersectPrefixes(declared: string[], grant: string[] | undefine
 export interface GrantCheck {
   list: string[];
   refuse(item: string): NotGrantedError;
+  /** What the operator adds to grant `item` (howToGrant). */
+  howToGrant(item: string): string;
   /** Mode "ask": put `item` (refused as `refuse` says) to a human as `request` instead; resolves if they allow it. */
   ask?(item: string, request: ApprovalRequest): Promise<void>;
 }
@@ -214,7 +222,7 @@ export function grantCheck(grants: Grants, ext: ExtensionIdentity, tool: string,
   const list = granted(grants, ext, kind);
   if (!list) return undefined;
   const refuse = (item: string) => notGranted(grants, ext, tool, kind, item);
-  return { list, refuse, ...(grants.mode === 'ask' && asker ? { ask: (item: string, request: ApprovalRequest) => asker(refuse(item), request) } : {}) };
+  return { list, refuse, howToGrant: (item: string) => howToGrant(grants, ext, kind, item), ...(grants.mode === 'ask' && asker ? { ask: (item: string, request: ApprovalRequest) => asker(refuse(item), request) } : {}) };
 }
 
 /** The secrets a tool of `ext` may use: every name it declares in allow.secrets, each granted to `ext` by

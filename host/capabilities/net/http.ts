@@ -188,7 +188,11 @@ export class HttpSession {
 
   /** checkUrl, plus the operator's address rule for IP literals (names are checked at DNS lookup). */
   private async check(tool: string, href: string, net: string[], grant: GrantCheck | undefined, method: string): Promise<URL> {
-    const url = checkUrl(tool, href, net, this.policy);
+    const alsoGrant = grant && ((item: string) => {
+      const u = new URL(`http://${item}`);
+      return hostAllowed(grant.list, normaliseHost(u.hostname), u.port ? Number(u.port) : 80) ? undefined : grant.howToGrant(item);
+    });
+    const url = checkUrl(tool, href, net, this.policy, alsoGrant);
     const host = normaliseHost(url.hostname);
     if (grant && !hostAllowed(grant.list, host, url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80)) {
       if (!grant.ask) throw grant.refuse(url.host);

@@ -87,8 +87,10 @@ function matches(p: HostPattern, host: string, port: number): boolean {
   return p.wildcard && host.endsWith('.' + p.host);
 }
 
-/** Parse `input` and check it against a tool's `allow.net`; returns the URL to connect to, or throws. */
-export function checkUrl(tool: string, input: string, net: string[], policy: NetPolicy): URL {
+/** Parse `input` and check it against a tool's `allow.net`; returns the URL to connect to, or throws. A
+ *  refusal quotes the manifest line that allows the host; `alsoGrant(item)` says what the operator must add
+ *  too, when their grant would refuse it next. */
+export function checkUrl(tool: string, input: string, net: string[], policy: NetPolicy, alsoGrant?: (item: string) => string | undefined): URL {
   let url: URL;
   try {
     url = new URL(input);
@@ -98,15 +100,21 @@ export function checkUrl(tool: string, input: string, net: string[], policy: Net
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new PermissionError(`fetch: only http and https URLs are allowed, not ${url.protocol}`);
   }
+  const host = normaliseHost(url.hostname);
+  const item = `${host.includes(':') ? `[${host}]` : host}${url.port ? ':' + url.port : ''}`;
+  const toAllow = () => {
+    const grant = alsoGrant?.(item);
+    return `; to allow it, add allow: { net: ${JSON.stringify([...net, item]).replaceAll('","', '", "')} } to the tool's manifest` +
+      (grant ? `, and the operator must grant it too: ${grant}` : '');
+  };
   if (net.length === 0) {
     if (policy.emptyMeansUnrestricted) return url;
-    throw new PermissionError(`tool "${tool}" declares no allow.net, so it has no network access (${url.host} refused)`);
+    throw new PermissionError(`tool "${tool}" declares no allow.net, so it has no network access (${url.host} refused)${toAllow()}`);
   }
-  const host = normaliseHost(url.hostname);
   const port = url.port ? Number(url.port) : DEFAULT_PORT[url.protocol];
   const patterns = net.map(parsePattern);
   if (!patterns.some((p) => matches(p, host, port))) {
-    throw new PermissionError(`tool "${tool}" may not reach ${host}${url.port ? ':' + url.port : ''}: it is not in allow.net (${net.join(', ')})`);
+    throw new PermissionError(`tool "${tool}" may not reach ${item}: it is not in allow.net (${net.join(', ')})${toAllow()}`);
   }
   return url;
 }
