@@ -210,3 +210,60 @@ test('a require() of a builtin inside try/catch (an optional dependency) builds,
   });
   assert.equal(await buildAndCall(dir, 'main.ts', 'opt.which'), 'fallback');
 });
+
+// Pattern modifiers and duplicate named groups are ES2025; Node 20's RegExp lacks both, and rollup builds each
+// literal's value with the builder's RegExp (host/build/regex-literals.ts). The expectations are the
+// specification's; where the builder's Node has the syntax, Node runs the same code too.
+const REGEX_CODE = `const date = () => /(?<y>\\d{4})-\\d\\d|\\d\\d-(?<y>\\d{4})/g;
+  const a = date(), b = date();
+  a.exec('2025-01 07-2026');
+  const slash = /(?i:a\\/b)[/]/;
+  return [/(?i:a)b/.test('Ab'), /(?i:a)b/.test('AB'), a.lastIndex, b.lastIndex, a !== b, a.exec('2025-01 07-2026').groups.y,
+    slash.test('A/b/'), slash.source, /(?-i:a)B/i.test('ab'), /(?<n>x)|(?<n>y)/v.exec('y').groups.n, /(?i:é)/u.flags];`;
+const REGEX_RESULT = [true, false, 7, 0, true, '2026', true, '(?i:a\\/b)[/]', true, 'y', 'u'];
+
+test('regex literals newer than the builder\'s Node build and run as written, in .ts, .js and CommonJS packages; a bad literal or syntax error names file:line:col once', async (t) => {
+  const dir = tree(t, {
+    'node_modules/rxpkg/package.json': { name: 'rxpkg', version: '1.0.0', main: 'index.js' },
+    'node_modules/rxpkg/index.js': 'module.exports = (s) => /(?i:x)y/.test(s);\n',
+    'rx.ts': `import xy from 'rxpkg';\ndefineTool({ name: 'rx.ts', handler: (): unknown => { ${REGEX_CODE} } });\n` +
+      `defineTool({ name: 'rx.pkg', handler: () => [xy('Xy'), xy('XY')] });\n` +
+      `defineTool({ name: 'rx.fail', handler: () => { if (/(?i:a)/.test('A')) throw new Error('after'); } });\n`,
+    'rx.js': `defineTool({ name: 'rx.js', handler: () => { ${REGEX_CODE} } });\n`,
+    'call.js': `const out = [await plugins['rx.ts']({}), await plugins['rx.js']({}), await plugins['rx.pkg']({})];
+try { await plugins['rx.fail']({}); } catch (e) { out.push(e.stack); }
+out`,
+    'badre.js': 'defineTool({ name: "bad.re", handler: () => {\n  return /(?<y>a)(?<y>b)/.test("ab");\n} });\n',
+    'syntax.js': 'defineTool({ name: "bad.js", handler: () => {\n  return 1 +;\n} });\n',
+    'syntax.ts': 'defineTool({ name: "bad.ts", handler: () => { return 1 +; } });\n',
+  });
+  const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'rx.ts'), join(dir, 'rx.js')], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const [ts, js, pkg, stack] = JSON.parse(r.stdout);
+  assert.deepEqual(ts, REGEX_RESULT);
+  assert.deepEqual(js, REGEX_RESULT);
+  assert.deepEqual(pkg, [true, false]);
+  // The literal is put back at its own length: the line's later columns still map to the source.
+  const lines = readFileSync(join(dir, 'rx.ts'), 'utf8').split('\n');
+  const at = lines.findIndex((l) => l.includes('rx.fail'));
+  assert.match(stack, new RegExp(`at handler \\(rx\\.ts:${at + 1}:${lines[at].indexOf("Error('after')") + 1}\\)`), stack);
+  let nodeTakes = true;
+  try { new RegExp('(?i:a)|(?<n>x)|(?<n>y)'); } catch { nodeTakes = false; }
+  if (nodeTakes) assert.deepEqual(new Function(REGEX_CODE)(), REGEX_RESULT, 'Node on the same code');
+  else t.diagnostic(`Node ${process.version} lacks pattern modifiers or duplicate named groups: compared with the specification`);
+  const files = ['badre.js', 'syntax.js', 'syntax.ts'];
+  const b = await kiln(['build', ...files, '--out-dir', join(dir, 'out')], { cwd: dir });
+  assert.equal(b.code, 1);
+  const errors = b.stderr.trim().split('\n').filter((l) => l.startsWith('error: '));
+  assert.equal(errors.length, files.length, b.stderr);
+  for (const [file, expected] of [
+    ['badre.js', 'badre.js:2:11: Invalid regular expression: /(?<y>a)(?<y>b)/: Duplicate capture group name'],
+    ['syntax.js', 'syntax.js:2:13: Expression expected'],
+    ['syntax.ts', 'syntax.ts:1:'],
+  ]) {
+    const message = errors.find((l) => l.startsWith(`error: ${file}: `)).slice(`error: ${file}: `.length);
+    assert.ok(message.startsWith(expected), message);
+    assert.equal(message.match(/:\d+:\d+|\(\d+:\d+\)/g).length, 1, `one position: ${message}`);
+    assert.doesNotMatch(message, /Error transforming| in \S*\.[jt]s$/, message);
+  }
+});

@@ -18,6 +18,7 @@ import { SOURCE_EXTENSIONS } from '../extensions/discovery.js';
 import { containmentViolation, extensionRoot, real } from './containment.js';
 import { kilnImporter, kilnRoot, NODE_BUILTINS, OTHER_BUILTIN, REFUSED_BUILTINS } from './node-builtins.js';
 import { checkNesting, NestingError } from './nesting.js';
+import { regexLiterals } from './regex-literals.js';
 
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
@@ -64,6 +65,11 @@ function unaugmented(e: any): string {
   if (typeof id === 'string') {
     const rel = isAbsolute(id) ? relative(process.cwd(), id) : id;
     if (m.startsWith(rel)) m = m.slice(rel.length).replace(/^ \(\d+:\d+\)/, '').replace(/^: /, '');
+    // A plugin's wrapping ("Error transforming <id>: ", "… in <id>") and a parser's own "(line:column)": the
+    // caller states the file and position once, from e.loc.
+    if (m.startsWith(`Error transforming ${id}: `)) m = m.slice(`Error transforming ${id}: `.length);
+    for (const name of [id, rel]) if (m.endsWith(` in ${name}`)) m = m.slice(0, -` in ${name}`.length);
+    if (e?.loc) m = m.replace(/ \(\d+:\d+\)$/, '');
   }
   return m;
 }
@@ -256,8 +262,11 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
           exportConditions: EXPORT_CONDITIONS,
         }),
         json({ preferConst: true }),
-        commonjs(),
+        // TypeScript is stripped first, so regexLiterals sees every module as JavaScript before commonjs
+        // parses it (commonjs takes only .js files, sucrase none of them: their order changes nothing else).
         sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
+        regexLiterals(),
+        commonjs(),
         // A free `Buffer`, as in Node, in any module that names one (and only those: the others pay nothing):
         // an import of the `buffer` built-in's, run before the module's own code, so a top level using it works.
         inject({ Buffer: ['node:buffer', 'Buffer'] }),
