@@ -15,6 +15,8 @@ const FEATURES = [
   ['logical assignment', 2021, `let a = null, b = 0, c = 1; a ??= 1; b ||= 2; c &&= 3; return [a, b, c];`, [1, 2, 3]],
   ['numeric separators', 2021, `return 1_000_000;`, 1000000],
   ['WeakRef / FinalizationRegistry', 2021, `const o = {}; return [new WeakRef(o).deref() === o, typeof FinalizationRegistry];`, [true, 'function']],
+  // KeepDuringJob: a target nothing else holds stays alive until the job ends, for deref() in the same job.
+  ['WeakRef keeps its target during the job', 2021, `const w = new WeakRef({ a: 1 }); const d = (() => new WeakRef({ b: 2 }))().deref(); return [w.deref()?.a, d?.b, new WeakRef({ c: 3 }).deref()?.c];`, [1, 2, 3]],
   ['class fields and private methods', 2022, `class A { x = 1; #y = 2; #m() { return this.#y; } get() { return this.x + this.#m(); } } return new A().get();`, 3],
   ['class static blocks', 2022, `class A { static s; static { A.s = 'set'; } } return A.s;`, 'set'],
   ['#x in obj', 2022, `class A { #p; static has(o) { return #p in o; } } return [A.has(new A()), A.has({})];`, [true, false]],

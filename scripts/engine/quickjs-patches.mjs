@@ -362,6 +362,62 @@ static JSValue js_array_join1(JSContext *ctx, JSValueConst this_val,
     from: "    if (string_skip_char(sp, &p, 'T')) {\n        *is_local = true;\n",
     to: "    if (string_skip_char(sp, &p, 'T') || string_skip_char(sp, &p, 't')) {\n        *is_local = true;\n" },
   { file: 'quickjs.c', count: 1, from: "    if (sgn != 'Z') {\n        return false;\n", to: "    if (sgn != 'Z' && sgn != 'z') {\n        return false;\n" },
+  // WeakRef's KeepDuringJob. The specification keeps a WeakRef's target, and whatever deref() returned, alive
+  // until the current job ends (AddToKeptObjects / ClearKeptObjects), so `new WeakRef({}).deref()` is the
+  // object. quickjs-ng frees an object the moment its last strong reference goes, and a target held only by
+  // the expression that made it was gone before deref(): it gave undefined where Node gives the object. The
+  // runtime keeps those targets in a list, released when the embedder asks for the next job (the current one
+  // has ended) and when the runtime is freed. Keeping one longer than its job is what a collector that has
+  // not run yet does; keeping none (when the list cannot grow) is quickjs-ng's behaviour before this.
+  { file: 'quickjs.c', count: 1,
+    from: '    bool can_block; /* true if Atomics.wait can block */\n',
+    to: '    bool can_block; /* true if Atomics.wait can block */\n    JSValue *kiln_kept; /* WeakRef targets kept until the current job ends */\n    uint32_t kiln_kept_len, kiln_kept_size;\n' },
+  { file: 'quickjs.c', count: 1,
+    from: 'int JS_ExecutePendingJob(JSRuntime *rt, JSContext **pctx)\n{\n    JSContext *ctx;\n    JSJobEntry *e;\n    JSValue res;\n    int i, ret;\n\n',
+    to: `static void kiln_clear_kept(JSRuntime *rt)
+{
+    uint32_t i, n = rt->kiln_kept_len;
+    rt->kiln_kept_len = 0;
+    for (i = 0; i < n; i++)
+        JS_FreeValueRT(rt, rt->kiln_kept[i]);
+}
+
+int JS_ExecutePendingJob(JSRuntime *rt, JSContext **pctx)
+{
+    JSContext *ctx;
+    JSJobEntry *e;
+    JSValue res;
+    int i, ret;
+
+    kiln_clear_kept(rt);
+` },
+  { file: 'quickjs.c', count: 1,
+    from: '    rt->in_free = true;\n    JS_FreeValueRT(rt, rt->current_exception);\n',
+    to: '    kiln_clear_kept(rt);\n    js_free_rt(rt, rt->kiln_kept);\n    rt->kiln_kept = NULL;\n    rt->kiln_kept_size = 0;\n    rt->in_free = true;\n    JS_FreeValueRT(rt, rt->current_exception);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: 'static JSValue js_weakref_constructor(JSContext *ctx, JSValueConst new_target,\n',
+    to: `static void kiln_keep(JSContext *ctx, JSValueConst target)
+{
+    JSRuntime *rt = ctx->rt;
+    if (rt->kiln_kept_len == rt->kiln_kept_size) {
+        uint32_t size = rt->kiln_kept_size ? rt->kiln_kept_size * 2 : 8;
+        JSValue *kept = js_realloc_rt(rt, rt->kiln_kept, size * sizeof(JSValue));
+        if (!kept)
+            return;
+        rt->kiln_kept = kept;
+        rt->kiln_kept_size = size;
+    }
+    rt->kiln_kept[rt->kiln_kept_len++] = js_dup(target);
+}
+
+static JSValue js_weakref_constructor(JSContext *ctx, JSValueConst new_target,
+` },
+  { file: 'quickjs.c', count: 1,
+    from: '    insert_weakref_record(arg, wr);\n\n    JS_SetOpaqueInternal(obj, wrd);\n',
+    to: '    insert_weakref_record(arg, wr);\n    kiln_keep(ctx, arg);\n\n    JS_SetOpaqueInternal(obj, wrd);\n' },
+  { file: 'quickjs.c', count: 1,
+    from: '    if (wrd == &js_weakref_sentinel)\n        return JS_UNDEFINED;\n    return js_dup(wrd->target);\n',
+    to: '    if (wrd == &js_weakref_sentinel)\n        return JS_UNDEFINED;\n    kiln_keep(ctx, wrd->target);\n    return js_dup(wrd->target);\n' },
   { // kiln_seed_random: the per-instance reseed glue.c calls.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',
