@@ -418,6 +418,35 @@ static JSValue js_weakref_constructor(JSContext *ctx, JSValueConst new_target,
   { file: 'quickjs.c', count: 1,
     from: '    if (wrd == &js_weakref_sentinel)\n        return JS_UNDEFINED;\n    return js_dup(wrd->target);\n',
     to: '    if (wrd == &js_weakref_sentinel)\n        return JS_UNDEFINED;\n    kiln_keep(ctx, wrd->target);\n    return js_dup(wrd->target);\n' },
+  // Atomics. quickjs-ng leaves them out of wasm32-wasi builds, which have no threads: no mutex, no condition
+  // variable. The engine is one thread with no other agent, so the operations on ordinary and shared buffers
+  // need none (the compiler lowers C11 atomics to plain memory operations when the atomics feature is off):
+  // the lock is a no-op and the once-guard a flag. Atomics.wait could only ever wait for its timeout, as no
+  // other agent can notify; the runtime's can_block is false (its default, as in a browser's main thread),
+  // so wait throws a TypeError before anything waits and no call blocks the instance. The condition-variable
+  // functions exist only to compile and never wait.
+  { file: 'quickjs.c', count: 1,
+    from: '#include "quickjs-c-atomics.h"\n#define CONFIG_ATOMICS\n#endif\n',
+    to: `#include "quickjs-c-atomics.h"
+#define CONFIG_ATOMICS
+#elif defined(__wasi__)
+#include "quickjs-c-atomics.h"
+#define CONFIG_ATOMICS
+#define JS_ONCE_INIT 0
+typedef int js_once_t;
+typedef int js_mutex_t;
+typedef int js_cond_t;
+static inline void js_once(js_once_t *guard, void (*callback)(void)) { if (!*guard) { *guard = 1; callback(); } }
+static inline void js_mutex_init(js_mutex_t *m) { (void)m; }
+static inline void js_mutex_lock(js_mutex_t *m) { (void)m; }
+static inline void js_mutex_unlock(js_mutex_t *m) { (void)m; }
+static inline void js_cond_init(js_cond_t *c) { (void)c; }
+static inline void js_cond_destroy(js_cond_t *c) { (void)c; }
+static inline void js_cond_signal(js_cond_t *c) { (void)c; }
+static inline void js_cond_wait(js_cond_t *c, js_mutex_t *m) { (void)c; (void)m; }
+static inline int js_cond_timedwait(js_cond_t *c, js_mutex_t *m, uint64_t t) { (void)c; (void)m; (void)t; return -1; }
+#endif
+` },
   { // kiln_seed_random: the per-instance reseed glue.c calls.
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',
