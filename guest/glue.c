@@ -1011,10 +1011,30 @@ static tagged_str *module_outcome(JSValue promise) {
     return ret_exception();
   }
   JS_FreeValue(ctx, promise);
-  if (state == JS_PROMISE_PENDING)
-    return ret_err_str("Error: the extension's top level is still awaiting after it ran: top-level await may wait "
-                       "on promises and imports, not on timers or host operations (do that in a handler)");
-  return NULL;
+  if (state != JS_PROMISE_PENDING) return NULL;
+  static const char msg[] = "Error: the extension's top level is still awaiting after it ran: top-level await may wait "
+                            "on promises and imports, not on timers or host operations (do that in a handler)";
+  /* Where the top level started its first host operation (the prelude's topLevelWait: its stack, whose frames
+   * the host maps to the author's file and line), after the message. */
+  JSValue fn = JS_GetPropertyStr(ctx, internal, "topLevelWait");
+  JSValue where = JS_Call(ctx, fn, internal, 0, NULL);
+  JS_FreeValue(ctx, fn);
+  size_t n = 0;
+  const char *w = JS_IsString(where) ? JS_ToCStringLen(ctx, &n, where) : NULL;
+  JS_FreeValue(ctx, where);
+  if (JS_HasException(ctx)) JS_FreeValue(ctx, JS_GetException(ctx));
+  if (!w || n == 0) {
+    if (w) JS_FreeCString(ctx, w);
+    return ret_err_str(msg);
+  }
+  size_t len = sizeof msg - 1 + 1 + n;
+  char *text = malloc(len);
+  if (!text) { JS_FreeCString(ctx, w); return ret_err_str(msg); }
+  memcpy(text, msg, sizeof msg - 1);
+  text[sizeof msg - 1] = '\n';
+  memcpy(text + sizeof msg, w, n);
+  JS_FreeCString(ctx, w);
+  return ret_err(text, len);
 }
 
 EXPORT("load") tagged_str *exp_load(char *config, size_t config_len, uint8_t *image, size_t image_len) {

@@ -19,7 +19,11 @@
   // ---- host operations -------------------------------------------------------------------------
   // fn(inv, requestJson) calls a native that starts a host operation and returns its op id. The op's
   // outcome arrives through complete (JSON) or completeBytes (an ArrayBuffer).
+  // The stack of the first op the top level started (inv 0): if the module is still awaiting when its jobs
+  // have run, the build's error names where (topLevelWait).
+  let topLevelOp;
   function startOp(fn, inv, request) {
+    if (inv === 0 && topLevelOp === undefined) topLevelOp = String(new Error().stack ?? '');
     const op = fn(inv, JSON.stringify(request === undefined ? null : request));
     if (op === 0) return { op, done: Promise.reject(tooManyOps()) };
     const done = new Promise((resolve, reject) => pending.set(op, { inv, resolve, reject }));
@@ -479,6 +483,10 @@
       define('kiln', marker);
       define('ferridriver', marker); // extensions written to the ferridriver contract run unchanged
       web.configure(config);
+    },
+    // Asked when the module still awaits after its jobs ran: the stack of the host operation it started first.
+    topLevelWait() {
+      return topLevelOp ?? '';
     },
     // Asked once, when the top level has run: the host drops what it left pending, and so does the guest.
     manifest() {

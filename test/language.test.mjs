@@ -85,14 +85,17 @@ const helpers = await import('./helper.ts');
 defineTool({ name: 'tla.get', exposeAsTool: true, handler: () => ({ greeting: config.greeting, twice: helpers.twice(2), url: import.meta.url }) });`);
   writeFileSync(join(dir, 'helper.ts'), 'export const twice = (n: number) => n * 2;\n');
   writeFileSync(join(dir, 'waits.ts'), `await new Promise((r) => setTimeout(r, 10));\ndefineTool({ name: 'waits.x', handler: () => 1 });`);
+  writeFileSync(join(dir, 'fetches.ts'), `const n = 1;\nconst page = await fetch('https://example.com/');\ndefineTool({ name: 'fetches.x', handler: () => n });`);
   writeFileSync(join(dir, 'call.js'), "await plugins['tla.get']({})");
   const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'tla.ts')], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { greeting: 'hi', twice: 4, url: 'file:///tla.ts' });
   // Top-level await on a timer cannot finish while the top level runs: a clear build error, not a hang.
-  const w = await kiln(['build', join(dir, 'waits.ts'), '-o', join(dir, 'waits.wasm')], { cwd: dir });
+  const w = await kiln(['build', 'waits.ts', 'fetches.ts', '--out-dir', join(dir, 'out')], { cwd: dir });
   assert.equal(w.code, 1);
-  assert.match(w.stderr, /top-level await may wait on promises and imports, not on timers or host operations/);
+  assert.match(w.stderr, /error: waits\.ts: .*top-level await may wait on promises and imports, not on timers or host operations/);
+  // A host operation the top level awaits: the build names the line that started it, mapped to the source.
+  assert.match(w.stderr, /error: fetches\.ts: fetches\.ts:2:20: Error: the extension's top level is still awaiting after it ran: .*\n\s+at <anonymous> \(fetches\.ts:2:20\)/);
 });
 
 test('the author\'s code runs as written: the bundler does not drop loops, busy-waits or side effects it thinks are dead', async (t) => {
