@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { call, kiln, mcp, tempDir } from './helpers.mjs';
+import { pathToFileURL } from 'node:url';
+import { call, kiln, mcp, root, tempDir } from './helpers.mjs';
 
 /** A directory holding `files` ({ relative path: text, or a value written as JSON }). */
 function tree(t, files) {
@@ -266,4 +267,21 @@ out`,
     assert.equal(message.match(/:\d+:\d+|\(\d+:\d+\)/g).length, 1, `one position: ${message}`);
     assert.doesNotMatch(message, /Error transforming| in \S*\.[jt]s$/, message);
   }
+});
+
+test('a package\'s "sideEffects": false is honoured even where it is wrong: lodash-es\'s template then lacks its `_`, as Node does given the same modules', async (t) => {
+  const fixture = join(root, 'test/fixtures/lodash-template.js');
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'call.js'), "await plugins['lodash.template']({})");
+  const r = await kiln(['run', join(dir, 'call.js'), fixture], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const li = '<li>a</li><li>b</li>';
+  assert.deepEqual(JSON.parse(r.stdout), { documented: 'TypeError', imports: li });
+  // Node fails as the guest does when given only the modules the bundler keeps (first: a module is evaluated
+  // once per process, and lodash-es's entry, imported next, makes `_` lodash for every later call)...
+  const { default: template } = await import('lodash-es/template.js');
+  assert.throws(() => template('<% _.forEach(users, function(u) { %><li><%- u %></li><% }); %>')({ users: ['a'] }), TypeError);
+  // ...and succeeds on the fixture: it evaluates every module the entry imports, lodash.default.js among them.
+  globalThis.defineTool ??= () => {};
+  assert.deepEqual((await import(pathToFileURL(fixture).href)).run(), { documented: li, imports: li });
 });
