@@ -235,6 +235,7 @@ test('regex literals newer than the builder\'s Node build and run as written, in
 try { await plugins['rx.fail']({}); } catch (e) { out.push(e.stack); }
 out`,
     'badre.js': 'defineTool({ name: "bad.re", handler: () => {\n  return /(?<y>a)(?<y>b)/.test("ab");\n} });\n',
+    'badre.ts': 'const n: number = 1;\ndefineTool({ name: "bad.ts", handler: (a: { x: number }, b: string | number = n) => /(?<y>a)(?<y>b)/.test("ab") });\n',
     'syntax.js': 'defineTool({ name: "bad.js", handler: () => {\n  return 1 +;\n} });\n',
     'syntax.ts': 'defineTool({ name: "bad.ts", handler: () => { return 1 +; } });\n',
   });
@@ -252,13 +253,14 @@ out`,
   try { new RegExp('(?i:a)|(?<n>x)|(?<n>y)'); } catch { nodeTakes = false; }
   if (nodeTakes) assert.deepEqual(new Function(REGEX_CODE)(), REGEX_RESULT, 'Node on the same code');
   else t.diagnostic(`Node ${process.version} lacks pattern modifiers or duplicate named groups: compared with the specification`);
-  const files = ['badre.js', 'syntax.js', 'syntax.ts'];
+  const files = ['badre.js', 'badre.ts', 'syntax.js', 'syntax.ts'];
   const b = await kiln(['build', ...files, '--out-dir', join(dir, 'out')], { cwd: dir });
   assert.equal(b.code, 1);
   const errors = b.stderr.trim().split('\n').filter((l) => l.startsWith('error: '));
   assert.equal(errors.length, files.length, b.stderr);
   for (const [file, expected] of [
-    ['badre.js', 'badre.js:2:11: Invalid regular expression: /(?<y>a)(?<y>b)/: Duplicate capture group name'],
+    ['badre.js', 'badre.js:2:10: Invalid regular expression: /(?<y>a)(?<y>b)/: Duplicate capture group name'],
+    ['badre.ts', 'badre.ts:2:85: Invalid regular expression: /(?<y>a)(?<y>b)/: Duplicate capture group name'],
     ['syntax.js', 'syntax.js:2:13: Expression expected'],
     ['syntax.ts', 'syntax.ts:1:'],
   ]) {

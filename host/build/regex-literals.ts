@@ -6,8 +6,10 @@
 // the judge) but the builder's RegExp refuses is swapped for a placeholder literal of the same length, and
 // renderChunk puts the author's literal back in the bundle. The guest runs the literal exactly as written,
 // and nothing moves, so every source map stays true. A literal the specification refuses fails the build
-// at its file:line:col. Modules with nothing of the kind are passed through unread.
+// at its file:line:col (mapped through the earlier transforms' source map). Modules with nothing of the kind
+// are passed through unread.
 import { parse, tokTypes, type Token } from 'acorn';
+import { originalPositionFor, TraceMap, type SourceMapInput } from '@jridgewell/trace-mapping';
 import type { Plugin } from '@rollup/wasm-node';
 
 /** Text a module must hold for one of its literals to possibly need this: a modifier group, or a group name
@@ -32,6 +34,14 @@ function builderTakes(pattern: string, flags: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where a position in the code this plugin was given (after TypeScript was stripped) is in the file itself:
+ *  line 1-based, column 0-based, as rollup's this.error takes it. */
+function sourcePosition(map: SourceMapInput, at: { line: number; column: number } | undefined) {
+  if (!at) return undefined;
+  const o = originalPositionFor(new TraceMap(map), at);
+  return o.line === null || o.column === null ? undefined : { line: o.line, column: o.column };
 }
 
 /** Placeholder characters: a noncharacter (never in interchange text) opens and pads each placeholder, and its
@@ -66,7 +76,10 @@ export function regexLiterals(): Plugin {
         // A literal the specification refuses: its own position, which the builder's message lacks. Any other
         // syntax error is rollup's to report (its parser is the one the build relies on).
         if (typeof e?.pos === 'number' && /^Invalid regular expression/.test(e.message)) {
-          this.error(String(e.message).replace(/ \(\d+:\d+\)$/, ''), e.pos);
+          // acorn points at the pattern; the literal begins at the slash before it.
+          const back = code[e.pos - 1] === '/' ? 1 : 0;
+          const at = e.loc && { line: e.loc.line, column: e.loc.column - back };
+          this.error(String(e.message).replace(/ \(\d+:\d+\)$/, ''), sourcePosition(this.getCombinedSourcemap() as unknown as SourceMapInput, at) ?? e.pos - back);
         }
         return null;
       }
