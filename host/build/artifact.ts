@@ -72,10 +72,12 @@ export class Builder {
       throw e;
     }
     const mapper = new StackMapper(name, b.map);
-    // "line: Name: message", then the guest's stack (its first line repeats the message).
+    // "line: Name: message", then the guest's stack (its first line repeats the message). A syntax error's
+    // "stack" is only its position, already said at the front: it is said once.
     const located = (e: ToolError) => {
       const where = mapper.firstLocation(e.detail);
-      const stack = mapper.rewrite(e.detail.split('\n').slice(1).join('\n'));
+      let stack = mapper.rewrite(e.detail.split('\n').slice(1).join('\n'));
+      if (where && stack.trim() === `at ${where}`) stack = '';
       return fail(`${where ? `${where}: ` : ''}${mapper.rewrite(e.message)}${stack ? `\n${stack}` : ''}`);
     };
     let bytecode: Uint8Array;
