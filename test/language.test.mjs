@@ -1,6 +1,6 @@
-// The language level: each ES2021–ES2025 feature runs in a guest and in Node on the same code, and both are
-// compared with what the specification says. Node 20 lacks some of the newest features: there the guest is
-// compared with the specification alone (the test says which).
+// The language level: each ES2021–ES2025 feature, and two later proposals quickjs-ng ships, runs in a guest and
+// in Node on the same code, and both are compared with what the specification says. Node 20 lacks some of the
+// newest features: there the guest is compared with the specification alone (the test says which).
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { kiln, tempDir } from './helpers.mjs';
 
-// [name, edition, code (an async function body returning a JSON-serialisable value), expected, what Node gives
-// where a sandbox must differ (optional)]
+// [name, edition (or 'proposal'), code (an async function body returning a JSON-serialisable value), expected,
+// what Node gives where a sandbox must differ (optional)]
 const FEATURES = [
   ['String.prototype.replaceAll', 2021, `return 'a-b-c'.replaceAll('-', '+');`, 'a+b+c'],
   ['Promise.any / AggregateError', 2021, `try { await Promise.any([Promise.reject(1)]); } catch (e) { return [e.constructor.name, e.errors]; }`, ['AggregateError', [1]]],
@@ -52,6 +52,10 @@ const FEATURES = [
   ['RegExp modifiers', 2025, `return [new RegExp('(?i:a)b').test('Ab'), new RegExp('(?i:a)b').test('AB')];`, [true, false]],
   ['Float16Array / Math.f16round', 2025, `return [Math.f16round(1.337), new Float16Array([1.5])[0]];`, [1.3369140625, 1.5]],
   ['RegExp.escape', 2025, `return RegExp.escape('a.b');`, '\\x61\\.b'],
+  // Past ES2025: proposals quickjs-ng ships and Node 20 lacks. They are the language, not the web platform, so
+  // they are held here (test/web-platform.test.mjs compares only web APIs with Node).
+  ['Array.fromAsync', 'proposal', `return await Array.fromAsync([1, Promise.resolve(2)], async (x) => x * 10);`, [10, 20]],
+  ['JSON.rawJSON / JSON.isRawJSON', 'proposal', `const r = JSON.rawJSON('12345678901234567890'); return [JSON.stringify({ n: r }), JSON.isRawJSON(r), JSON.parse('[1.0]', (k, v, ctx) => (k === '0' ? ctx.source : v))];`, ['{"n":12345678901234567890}', true, ['1.0']]],
   ['toFixed / toPrecision rounding', 2015, `return [(2.5).toFixed(0), (1.005).toFixed(2), (1.45).toFixed(1), (123.456).toPrecision(4), (0.000001234).toPrecision(2)];`, ['3', '1.00', '1.4', '123.5', '0.0000012']],
   ['stack overflow is a RangeError', 2015, `const f = () => f(); try { f(); } catch (e) { return e instanceof RangeError; }`, true],
 ];
@@ -62,7 +66,7 @@ function script() {
   return `const cases = [${cases}];\nconst out = {};\nfor (const [name, fn] of cases) {\n  try { out[name] = { value: await fn() }; } catch (e) { out[name] = { error: String(e) }; }\n}\nout\n`;
 }
 
-test(`the ES2021–ES2025 features (${FEATURES.length}) behave in a guest as the specification says, and as in Node where Node has them`, async (t) => {
+test(`the ES2021–ES2025 features and later proposals (${FEATURES.length}) behave in a guest as the specification says, and as in Node where Node has them`, async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'features.js'), script());
   const r = await kiln(['run', join(dir, 'features.js')], { cwd: dir });
@@ -71,9 +75,10 @@ test(`the ES2021–ES2025 features (${FEATURES.length}) behave in a guest as the
   const node = await new Function(`return (async () => { ${script().replace(/\nout\n$/, '\nreturn out;\n')} })()`)();
   const notInNode = [];
   for (const [name, edition, , expected, inNode = expected] of FEATURES) {
-    assert.deepEqual(guest[name], { value: expected }, `${name} (ES${edition}) in the guest`);
-    if ('error' in node[name]) notInNode.push(`${name} (ES${edition})`);
-    else assert.deepEqual(node[name], { value: inNode }, `${name} (ES${edition}) in Node: the expectation itself is checked`);
+    const label = `${name} (${typeof edition === 'number' ? `ES${edition}` : edition})`;
+    assert.deepEqual(guest[name], { value: expected }, `${label} in the guest`);
+    if ('error' in node[name]) notInNode.push(label);
+    else assert.deepEqual(node[name], { value: inNode }, `${label} in Node: the expectation itself is checked`);
   }
   t.diagnostic(`Node ${process.version} lacks: ${notInNode.join(', ') || 'nothing'}`);
 });

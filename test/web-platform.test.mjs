@@ -11,10 +11,6 @@ import { kiln, root, tempDir } from './helpers.mjs';
 
 const KNOWN_DIFFERENCES = {
   'subtle hmac not extractable': 'Node names the DOMException "InvalidAccessException"; the Web Crypto standard, and kiln, "InvalidAccessError"',
-  'Object.groupBy': 'ES2024: quickjs-ng has it, Node 20 does not',
-  'Array.fromAsync': 'ES2024: quickjs-ng has it, Node 20 does not',
-  'Promise.withResolvers': 'ES2024: quickjs-ng has it, Node 20 does not',
-  'JSON rawJSON': 'a stage-3 proposal quickjs-ng ships and Node 20 does not',
   'globalThis.self': "the guest's global is a worker's, whose `self` is globalThis (browser builds find crypto through it); Node 20 has no `self`",
 };
 
