@@ -25,7 +25,7 @@ function hostBody(bodyId, signal) {
       if (chunk.byteLength === 0) { finished = true; c.close(); } else c.enqueue(new Uint8Array(chunk));
     },
     cancel: () => { if (!finished) { finished = true; host.native.httpDiscard(bodyId); } },
-  });
+  }, { highWaterMark: 0 }); // 0: the host is read only when the guest reads, never ahead of it
   if (signal) signal.addEventListener('abort', () => {
     if (finished) return;
     finished = true;

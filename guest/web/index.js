@@ -13,7 +13,7 @@ import { TextDecoder, TextEncoder } from './encoding.js';
 import { URL, URLSearchParams } from './url.js';
 import { Headers } from './headers.js';
 import { AbortController, AbortSignal } from './abort.js';
-import { ReadableStream, TransformStream, WritableStream } from './streams.js';
+import { ByteLengthQueuingStrategy, CountQueuingStrategy, ReadableStream, TransformStream, WritableStream } from './streams.js';
 import { TextDecoderStream, TextEncoderStream } from './encoding-streams.js';
 import { Blob, File, FormData } from './blob.js';
 import { Request, Response } from './body.js';
@@ -51,6 +51,7 @@ export function installWeb(native, api) {
     AbortController, ReadableStream, Blob, File, FormData, Request, Response, fetch, atob, btoa, crypto, Crypto,
     CryptoKey, SubtleCrypto, structuredClone, WritableStream, TransformStream, TextDecoderStream, TextEncoderStream, Intl,
     setTimeout, setInterval, setImmediate, clearTimeout, clearInterval: clearTimeout, clearImmediate,
+    CountQueuingStrategy, ByteLengthQueuingStrategy,
   };
   for (const [name, value] of Object.entries(globals)) {
     // Web IDL's class string, as in Node and browsers: Object.prototype.toString.call(blob) is "[object Blob]"

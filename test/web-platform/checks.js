@@ -416,6 +416,25 @@ const CHECKS = [
   ['unhandled rejection continues', async () => { Promise.reject(new Error('unhandled in check')); await tick(); return 'alive'; }],
   ['queueMicrotask order', async () => { const out = []; queueMicrotask(() => out.push(1)); queueMicrotask(() => out.push(2)); await null; await null; return out; }],
 
+  // ---- stream state: closed, desiredSize, ready ----
+  ['reader closed resolves', async () => { const s = new ReadableStream({ start(c) { c.close(); } }); return [await s.getReader().closed]; }],
+  ['reader closed rejects on error', async () => { let ctl; const s = new ReadableStream({ start(c) { ctl = c; } }); const r = s.getReader(); const p = r.closed.catch((e) => ['rejected', e]); ctl.error('bad'); return p; }],
+  ['reader closed after releaseLock', async () => { const r = new ReadableStream().getReader(); const p = r.closed.catch((e) => e.name); r.releaseLock(); return p; }],
+  ['reader closed after cancel', async () => { const r = new ReadableStream().getReader(); await r.cancel(); return r.closed; }],
+  ['controller desiredSize', () => { let ctl; new ReadableStream({ start(c) { ctl = c; } }); const a = ctl.desiredSize; ctl.enqueue('x'); const b = ctl.desiredSize; ctl.enqueue('y'); const c = ctl.desiredSize; ctl.close(); return [a, b, c, ctl.desiredSize]; }],
+  ['controller desiredSize with highWaterMark', () => { let ctl; new ReadableStream({ start(c) { ctl = c; } }, { highWaterMark: 3 }); const a = ctl.desiredSize; ctl.enqueue(1); return [a, ctl.desiredSize]; }],
+  ['controller desiredSize with a size', () => { let ctl; new ReadableStream({ start(c) { ctl = c; } }, new ByteLengthQueuingStrategy({ highWaterMark: 10 })); ctl.enqueue(new Uint8Array(4)); return ctl.desiredSize; }],
+  ['controller desiredSize errored', () => { let ctl; new ReadableStream({ start(c) { ctl = c; } }); ctl.error(new Error('x')); return ctl.desiredSize; }],
+  ['pull fills the queue up to highWaterMark', async () => { let pulls = 0; new ReadableStream({ pull(c) { pulls++; c.enqueue(pulls); } }, { highWaterMark: 2 }); await tick(); return pulls; }],
+  ['queuing strategies', () => [new CountQueuingStrategy({ highWaterMark: 4 }).highWaterMark, new CountQueuingStrategy({ highWaterMark: 1 }).size('anything'), new ByteLengthQueuingStrategy({ highWaterMark: 8 }).size(new Uint8Array(5))]],
+  ['writer desiredSize and ready', async () => { let release; const w = new WritableStream({ write() { return new Promise((r) => { release = r; }); } }); const wr = w.getWriter(); await wr.ready; const a = wr.desiredSize; const p = wr.write('x'); const b = wr.desiredSize; await tick(); release(); await p; return [a, b, wr.desiredSize]; }],
+  ['writer desiredSize with highWaterMark', async () => { const w = new WritableStream({}, { highWaterMark: 4 }); const wr = w.getWriter(); const a = wr.desiredSize; wr.write('a'); return [a, wr.desiredSize]; }],
+  ['writer closed resolves', async () => { const wr = new WritableStream().getWriter(); const p = wr.closed.then(() => 'closed'); await wr.close(); return [await p, wr.desiredSize]; }],
+  ['writer closed rejects on abort', async () => { const wr = new WritableStream().getWriter(); const p = wr.closed.catch((e) => ['rejected', e]); await wr.abort('why'); return [await p, wr.desiredSize]; }],
+  ['writer ready rejects when errored', async () => { const wr = new WritableStream({ write() { throw new Error('sink'); } }).getWriter(); await wr.write('x').catch(() => {}); return Promise.all([wr.ready.catch((e) => e.message), wr.closed.catch((e) => e.message), wr.desiredSize]); }],
+  ['writer closed after releaseLock', async () => { const wr = new WritableStream().getWriter(); const p = wr.closed.catch((e) => e.name); wr.releaseLock(); return p; }],
+  ['transform writable desiredSize', () => { const t = new TransformStream(); const w = t.writable.getWriter(); return w.desiredSize; }],
+
   // ---- misc globals ----
   ['typeof globals', () => ['fetch', 'Request', 'Response', 'Headers', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'Blob', 'File', 'FormData', 'AbortController', 'AbortSignal', 'ReadableStream', 'WritableStream', 'TransformStream', 'TextDecoderStream', 'TextEncoderStream', 'Event', 'EventTarget', 'CustomEvent', 'DOMException', 'atob', 'btoa', 'structuredClone', 'crypto', 'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'performance', 'console', 'reportError'].map((k) => `${k}:${typeof globalThis[k]}`)],
   ['performance.now monotonic', () => { const a = performance.now(); const b = performance.now(); return b >= a && typeof performance.timeOrigin === 'number'; }],
