@@ -12,21 +12,27 @@ const concatBytes = (chunks) => {
 const chunkBytes = (c) => (typeof c === 'string' ? utf8Encode(c) : isBufferSource(c) ? toBytes(c) : utf8Encode(String(c)));
 
 // ---- Blob, File, FormData --------------------------------------------------------------------------------
+/** The File API's type: lower-cased, or "" when it holds a character outside U+0020–U+007E. */
+const blobType = (t) => { const s = t === undefined ? '' : String(t); return /^[\x20-\x7e]*$/.test(s) ? s.toLowerCase() : ''; };
 class Blob {
   constructor(parts = [], opts = {}) {
     if (parts === null || (typeof parts !== 'object' && typeof parts !== 'function') || typeof parts[Symbol.iterator] !== 'function') {
       throw new TypeError('Blob: the parts must be a sequence (an array of strings, buffers and blobs)');
     }
+    const endings = opts.endings === undefined ? 'transparent' : String(opts.endings);
+    if (endings !== 'transparent' && endings !== 'native') throw new TypeError(`Blob: endings must be "transparent" or "native", not "${endings}"`);
     const chunks = [];
-    for (const p of parts) chunks.push(p instanceof Blob ? p[$] : chunkBytes(p));
+    // "native": a string part's CRLFs become the platform's "\n" (kiln's, as Node's on Linux); a lone CR stays,
+    // as Node keeps it.
+    for (const p of parts) chunks.push(p instanceof Blob ? p[$] : chunkBytes(endings === 'native' && typeof p === 'string' ? p.replace(/\r\n/g, '\n') : p));
     this[$] = concatBytes(chunks);
-    Object.defineProperty(this, 'type', { value: opts.type ? String(opts.type).toLowerCase() : '', enumerable: true });
+    Object.defineProperty(this, 'type', { value: blobType(opts.type), enumerable: true });
   }
   get size() { return this[$].byteLength; }
   async arrayBuffer() { return this[$].slice().buffer; }
   async bytes() { return this[$].slice(); }
   async text() { return decodeUtf8(this[$]); }
-  slice(start = 0, end = this.size, type = '') { const b = new Blob([], { type }); b[$] = this[$].slice(start, end); return b; }
+  slice(start = 0, end = this.size, type = '') { const b = new Blob([], { type: blobType(type) }); b[$] = this[$].slice(start, end); return b; }
   stream() { const bytes = this[$].slice(); return new ReadableStream({ start(c) { if (bytes.length) c.enqueue(bytes); c.close(); } }); }
 }
 class File extends Blob {
@@ -72,4 +78,40 @@ function multipart(form) {
   return { bytes: concatBytes(parts), type: `multipart/form-data; boundary=${boundary}` };
 }
 
-export { concatBytes, chunkBytes, Blob, File, FormData, multipart };
+/** A multipart/form-data body → FormData (the HTML Standard's parser, for what browsers and undici send): a part
+ *  with a filename is a File, others are UTF-8 text; undefined when the body is not multipart with `boundary`. */
+function parseMultipart(bytes, boundary) {
+  // One character per byte: indices in the text are offsets in the bytes.
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  const delimiter = `--${boundary}`;
+  const form = new FormData();
+  let pos = text.indexOf(delimiter);
+  if (pos < 0 || !boundary) return undefined;
+  for (;;) {
+    pos += delimiter.length;
+    if (text.startsWith('--', pos)) return form;
+    if (!text.startsWith('\r\n', pos)) return undefined;
+    const headEnd = text.indexOf('\r\n\r\n', pos);
+    if (headEnd < 0) return undefined;
+    const next = text.indexOf(`\r\n${delimiter}`, headEnd + 4);
+    if (next < 0) return undefined;
+    let name, filename, type = '';
+    for (const line of text.slice(pos + 2, headEnd).split('\r\n')) {
+      const colon = line.indexOf(':');
+      const key = line.slice(0, colon).trim().toLowerCase(), value = line.slice(colon + 1).trim();
+      if (key === 'content-disposition') {
+        name = /(?:^|;)\s*name="([^"]*)"/i.exec(value)?.[1];
+        filename = /;\s*filename="([^"]*)"/i.exec(value)?.[1];
+      } else if (key === 'content-type') type = value;
+    }
+    if (name === undefined) return undefined;
+    const body = bytes.slice(headEnd + 4, next);
+    const unescape = (s) => decodeUtf8(Uint8Array.from(s, (c) => c.charCodeAt(0))).replace(/%22/g, '"').replace(/%0D/g, '\r').replace(/%0A/g, '\n');
+    if (filename !== undefined) form.append(unescape(name), new File([body], unescape(filename), { type }));
+    else form.append(unescape(name), decodeUtf8(body));
+    pos = next + 2;
+  }
+}
+
+export { concatBytes, chunkBytes, Blob, File, FormData, multipart, parseMultipart };

@@ -2,7 +2,7 @@
 import { $, host, isBufferSource } from './internal.js';
 import { atob } from './base64.js';
 import { DOMException } from './events.js';
-import { Headers } from './headers.js';
+import { Headers, makeImmutable } from './headers.js';
 import { percentDecode, URLSearchParams } from './url.js';
 import { ReadableStream } from './streams.js';
 import { Blob, FormData } from './blob.js';
@@ -96,6 +96,9 @@ async function send(inv, input, init = {}) {
   const signal = init.signal ?? req.signal;
   if (signal && signal.aborted) throw abortError(signal);
   if (req.url.startsWith('data:')) return dataResponse(req);
+  // Node's fetch fetches http(s) and data: only; any other scheme is a failed fetch, never sent to the host.
+  const { protocol } = new URL(req.url);
+  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError('fetch failed', { cause: new TypeError(`fetch: only http, https and data: URLs can be fetched, not ${protocol}`) });
   const body = req[$].stream ? await readAll(req[$].stream) : req[$].bytes;
   const head = { url: req.url, method: req.method, headers: [...req.headers[$]], redirect: req.redirect };
   const buf = body && body.byteLength ? body.slice().buffer : undefined;
@@ -116,7 +119,7 @@ async function send(inv, input, init = {}) {
   }
   const r = new Response(null, { status: 200 });
   Object.assign(r[$], { status: res.status, statusText: res.statusText, url: res.url, redirected: res.redirected, type: 'basic', host: true });
-  r[$].headers = new Headers(res.headers);
+  r[$].headers = makeImmutable(new Headers(res.headers));
   if (req.method === 'HEAD' || NULL_BODY_STATUS.includes(res.status)) {
     host.native.httpDiscard(res.body); // no body, as in Node: r.body is null
   } else {

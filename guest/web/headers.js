@@ -1,6 +1,11 @@
 // Headers.
 import { $ } from './internal.js';
 
+/** A Headers whose guard is "immutable" (a fetched response's, Response.error()'s and Response.redirect()'s):
+ *  append, set and delete throw, as in Node. */
+const IMMUTABLE = Symbol('immutable');
+const makeImmutable = (h) => { Object.defineProperty(h, IMMUTABLE, { value: true }); return h; };
+const guard = (h) => { if (h[IMMUTABLE]) throw new TypeError('Headers are immutable'); };
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // ByteString (WebIDL), as Node converts header names and values: a character above U+00FF (a lone
 // surrogate too) is a TypeError here, not a failed fetch later.
@@ -23,12 +28,12 @@ class Headers {
     else if (init && typeof init === 'object') for (const k of Object.keys(init)) this.append(k, init[k]);
   }
   _name(n) { const s = byteString(n); if (!TOKEN.test(s)) throw new TypeError(`Headers: invalid header name "${s}"`); return s.toLowerCase(); }
-  append(n, v) { const value = headerValue(v); this[$].push([this._name(n), value]); }
-  delete(n) { const k = this._name(n); this[$] = this[$].filter(([x]) => x !== k); }
+  append(n, v) { guard(this); const value = headerValue(v); this[$].push([this._name(n), value]); }
+  delete(n) { guard(this); const k = this._name(n); this[$] = this[$].filter(([x]) => x !== k); }
   get(n) { const k = this._name(n); const vs = this[$].filter(([x]) => x === k).map(([, v]) => v); return vs.length ? vs.join(', ') : null; }
   getSetCookie() { return this[$].filter(([x]) => x === 'set-cookie').map(([, v]) => v); }
   has(n) { const k = this._name(n); return this[$].some(([x]) => x === k); }
-  set(n, v) { const k = this._name(n); const value = headerValue(v); const i = this[$].findIndex(([x]) => x === k); if (i < 0) this[$].push([k, value]); else { this[$][i][1] = value; this[$] = this[$].filter(([x], j) => x !== k || j === i); } }
+  set(n, v) { guard(this); const k = this._name(n); const value = headerValue(v); const i = this[$].findIndex(([x]) => x === k); if (i < 0) this[$].push([k, value]); else { this[$][i][1] = value; this[$] = this[$].filter(([x], j) => x !== k || j === i); } }
   _sorted() {
     const names = [...new Set(this[$].map(([k]) => k))].sort();
     const out = [];
@@ -46,4 +51,4 @@ class Headers {
 }
 for (const k of ['_name', '_sorted']) Object.defineProperty(Headers.prototype, k, { enumerable: false });
 
-export { Headers };
+export { Headers, IMMUTABLE, makeImmutable };

@@ -1,7 +1,8 @@
 // Web-platform checks, run unchanged in a kiln guest (as a `kiln run` script) and in Node by
 // test/web-platform.test.mjs, which compares the two result lists. Each check is [name, fn]; fn's value is
-// reduced by `show` to a string, so both sides are compared the same way. No check depends on time,
-// randomness or the network.
+// reduced by `show` to a string, so both sides are compared the same way. No check depends on time or
+// randomness; the fetch checks reach only the test's echo server on 127.0.0.1 (test/web-platform/echo-server.mjs),
+// whose URL both sides read from WEB_PLATFORM_ECHO.
 const enc = (s) => new TextEncoder().encode(s);
 const hex = (buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
 const dec = (bytes, label, opts) => new TextDecoder(label, opts).decode(new Uint8Array(bytes));
@@ -11,6 +12,17 @@ const set = (input, prop, value) => { const u = new URL(input); u[prop] = value;
 const hdrs = (h) => [...h];
 const readAll = async (stream) => { const out = []; for await (const c of stream) out.push(typeof c === 'string' ? c : Array.from(c)); return out; };
 const tick = () => new Promise((r) => setTimeout(r, 0));
+// The echo server answers with what it was sent: method, path, headers (without host), and the body as latin1.
+const BASE = process.env.WEB_PLATFORM_ECHO;
+const echo = async (path, init) => (await fetch(typeof path === 'string' ? BASE + path : path, init)).json();
+/** What a server got from a request with a body: the method, its framing and type headers, and the body, a
+ *  multipart boundary (random on each side) replaced by "B". */
+const sent = (e) => {
+  const boundary = /boundary=(.*)$/.exec(e.headers['content-type'] ?? '')?.[1];
+  const mask = (s) => (boundary && s ? s.split(boundary).join('B') : s ?? null);
+  const length = e.headers['content-length'];
+  return [e.method, mask(e.headers['content-type']), length === undefined ? null : Number(length) === e.body.length ? 'the body\'s length' : length, mask(e.body), Object.keys(e.headers).filter((k) => k.startsWith('x-'))];
+};
 
 const CHECKS = [
   // ---- TextEncoder / TextDecoder ----
@@ -416,6 +428,42 @@ const CHECKS = [
   ['unhandled rejection continues', async () => { Promise.reject(new Error('unhandled in check')); await tick(); return 'alive'; }],
   ['queueMicrotask order', async () => { const out = []; queueMicrotask(() => out.push(1)); queueMicrotask(() => out.push(2)); await null; await null; return out; }],
 
+  // ---- Request / Response details ----
+  ['request standard defaults', () => { const r = new Request('https://a.test/'); return [r.cache, r.mode, r.destination, r.referrer, r.referrerPolicy, r.integrity, r.keepalive, r.duplex]; }],
+  ['request from request with init', () => { const a = new Request('https://a.test/x', { method: 'PUT', headers: { 'x-a': '1' }, body: 'b' }); const b = new Request(a, { headers: { 'x-b': '2' } }); return [b.method, hdrs(b.headers), b.url]; }],
+  ['request from a used request', async () => { const a = new Request('https://a.test/', { method: 'POST', body: 'x' }); await a.text(); try { new Request(a); return 'made'; } catch (e) { return [e.name, a.bodyUsed]; } }],
+  ['request stream body without duplex', () => new Request('https://a.test/', { method: 'POST', body: new ReadableStream() })],
+  ['request arrayBuffer body', async () => { const r = new Request('https://a.test/', { method: 'POST', body: new Uint8Array([1, 2]).buffer }); return [r.headers.get('content-type'), Array.from(new Uint8Array(await r.arrayBuffer()))]; }],
+  ['request blob body type', async () => { const r = new Request('https://a.test/', { method: 'POST', body: new Blob(['x'], { type: 'text/csv' }) }); return [r.headers.get('content-type'), await r.text()]; }],
+  ['request formData', async () => { const fd = new FormData(); fd.append('a', '1'); fd.append('f', new Blob(['hi'], { type: 'text/plain' }), 'h.txt'); const got = await new Request('https://a.test/', { method: 'POST', body: fd }).formData(); const f = got.get('f'); return [got.get('a'), f instanceof File, f.name, f.type, await f.text()]; }],
+  ['request signal from init', () => { const c = new AbortController(); c.abort('no'); const r = new Request('https://a.test/', { signal: c.signal }); return [r.signal.aborted, r.signal.reason]; }],
+  ['request with credentials in the url', () => new Request('http://u:p@a.test/')],
+  ['request clone keeps method and headers', () => { const r = new Request('https://a.test/', { method: 'DELETE', headers: { a: '1' } }).clone(); return [r.method, hdrs(r.headers)]; }],
+  ['response formData urlencoded', async () => { const f = await new Response('a=1&b=x+y&a=%C3%A9', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }).formData(); return [...f]; }],
+  ['response formData multipart', async () => { const body = '--XyZ\r\nContent-Disposition: form-data; name="t"\r\n\r\nline1\r\nline2\r\n--XyZ\r\nContent-Disposition: form-data; name="f"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n\x01\x02\r\n--XyZ--\r\n'; const f = await new Response(body, { headers: { 'content-type': 'multipart/form-data; boundary=XyZ' } }).formData(); const file = f.get('f'); return [f.get('t'), file.name, file.type, file.size]; }],
+  ['response formData of a FormData body', async () => { const fd = new FormData(); fd.append('k', 'v\nw'); fd.append('f', new File(['abc'], 'c.txt', { type: 'text/plain' })); const f = await new Response(fd).formData(); return [f.get('k'), f.get('f').name, await f.get('f').text()]; }],
+  ['response formData wrong type', async () => new Response('a=1', { headers: { 'content-type': 'text/plain' } }).formData()],
+  ['response statusText invalid', () => new Response('', { statusText: 'bad\nline' })],
+  ['response status 199', () => new Response('', { status: 199 })],
+  ['response error headers immutable', () => Response.error().headers.append('a', '1')],
+  ['response redirect headers immutable', () => Response.redirect('https://a.test/', 302).headers.set('a', '1')],
+  ['response locked body', async () => { const r = new Response('x'); r.body.getReader(); return r.text().then(() => 'read', (e) => [e.name, r.bodyUsed]); }],
+  ['response clone after use', async () => { const r = new Response('x'); await r.text(); return r.clone(); }],
+  ['response headers from Headers', () => { const h = new Headers({ a: '1' }); const r = new Response('', { headers: h }); h.set('a', '2'); return r.headers.get('a'); }],
+  ['response blob content-type', () => [new Response(new Blob(['x'], { type: 'image/png' })).headers.get('content-type'), new Response(new Blob(['x'])).headers.get('content-type'), new Response(new URLSearchParams('a=1')).headers.get('content-type')]],
+  ['response body read partly', async () => { const r = new Response('abc'); const rd = r.body.getReader(); await rd.read(); return [r.bodyUsed, r.body.locked]; }],
+  ['Response.json of undefined', () => Response.json(undefined)],
+
+  // ---- Blob line endings and types ----
+  ['blob endings native', async () => { const b = new Blob(['a\nb\r\nc\rd'], { endings: 'native' }); return [b.size, cps(await b.text())]; }],
+  ['blob endings transparent', async () => cps(await new Blob(['a\r\nb\r'], { endings: 'transparent' }).text())],
+  ['blob endings native leaves bytes', async () => Array.from(new Uint8Array(await new Blob([new Uint8Array([13, 10]), 'x\r\n'], { endings: 'native' }).arrayBuffer()))],
+  ['blob endings invalid', () => new Blob(['x'], { endings: 'unix' })],
+  ['file endings native', async () => cps(await new File(['a\r\nb'], 'f.txt', { endings: 'native' }).text())],
+  ['blob type with non-ascii', () => [new Blob([], { type: 'text/plé' }).type, new Blob([], { type: 'a\u0019b' }).type]],
+  ['blob slice type and clamping', async () => { const s = new Blob(['abcdef'], { type: 'x/y' }).slice(-10, 100, 'A/B'); return [s.type, s.size, await s.text()]; }],
+  ['file from blob keeps bytes', async () => { const f = new File([new Blob(['ab']), 'c'], 'n'); return [f.size, await f.text(), f.type]; }],
+
   // ---- stream state: closed, desiredSize, ready ----
   ['reader closed resolves', async () => { const s = new ReadableStream({ start(c) { c.close(); } }); return [await s.getReader().closed]; }],
   ['reader closed rejects on error', async () => { let ctl; const s = new ReadableStream({ start(c) { ctl = c; } }); const r = s.getReader(); const p = r.closed.catch((e) => ['rejected', e]); ctl.error('bad'); return p; }],
@@ -434,6 +482,39 @@ const CHECKS = [
   ['writer ready rejects when errored', async () => { const wr = new WritableStream({ write() { throw new Error('sink'); } }).getWriter(); await wr.write('x').catch(() => {}); return Promise.all([wr.ready.catch((e) => e.message), wr.closed.catch((e) => e.message), wr.desiredSize]); }],
   ['writer closed after releaseLock', async () => { const wr = new WritableStream().getWriter(); const p = wr.closed.catch((e) => e.name); wr.releaseLock(); return p; }],
   ['transform writable desiredSize', () => { const t = new TransformStream(); const w = t.writable.getWriter(); return w.desiredSize; }],
+  // ---- fetch against the test's echo server on 127.0.0.1 (its URL in WEB_PLATFORM_ECHO): what a server gets ----
+  ['fetch default headers', async () => (await echo('/echo')).headers],
+  ['fetch GET', async () => { const e = await echo('/echo?q=1'); return [e.method, e.url, e.body]; }],
+  ['fetch string body', async () => sent(await echo('/echo', { method: 'POST', body: 'héllo' }))],
+  ['fetch URLSearchParams body', async () => sent(await echo('/echo', { method: 'POST', body: new URLSearchParams({ a: '1', b: 'x y' }) }))],
+  ['fetch Blob body', async () => sent(await echo('/echo', { method: 'PUT', body: new Blob(['ab', new Uint8Array([255])], { type: 'application/x-thing' }) }))],
+  ['fetch untyped Blob body', async () => sent(await echo('/echo', { method: 'POST', body: new Blob(['b']) }))],
+  ['fetch FormData body', async () => { const fd = new FormData(); fd.append('name', 'va"l\nue'); fd.append('file', new File(['fi\r\nle'], 'a "b".txt', { type: 'text/plain' })); fd.append('blob', new Blob([new Uint8Array([0, 1])])); return sent(await echo('/echo', { method: 'POST', body: fd })); }],
+  ['fetch ArrayBuffer body', async () => sent(await echo('/echo', { method: 'POST', body: new Uint8Array([104, 105]).buffer }))],
+  ['fetch typed array bodies', async () => [sent(await echo('/echo', { method: 'POST', body: new Uint16Array([0x6968]) })), sent(await echo('/echo', { method: 'POST', body: new DataView(new Uint8Array([0, 120, 121]).buffer, 1) })), sent(await echo('/echo', { method: 'POST', body: new Uint8Array([1, 2, 3, 4]).subarray(1, 3) }))]],
+  ['fetch ReadableStream body', async () => { const s = new ReadableStream({ start(c) { c.enqueue(enc('str')); c.enqueue(enc('eam')); c.close(); } }); const e = await echo('/echo', { method: 'POST', body: s, duplex: 'half' }); return [e.body, e.headers['content-type']]; }],
+  ['fetch ReadableStream body without duplex', async () => fetch(BASE + '/echo', { method: 'POST', body: new ReadableStream() })],
+  ['fetch empty body', async () => sent(await echo('/echo', { method: 'POST', body: '' }))],
+  ['fetch POST without body', async () => sent(await echo('/echo', { method: 'POST' }))],
+  ['fetch own headers win', async () => sent(await echo('/echo', { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/x', Accept: 'application/json', 'Accept-Language': 'fr', 'User-Agent': 'mine/1' } }))],
+  ['fetch a Request', async () => sent(await echo(new Request(BASE + '/echo', { method: 'PATCH', body: 'r', headers: { 'x-r': '1' } })))],
+  ['fetch a Request with init', async () => sent(await echo(new Request(BASE + '/echo', { method: 'POST', body: 'a' }), { body: 'b', headers: { 'x-init': '1' } }))],
+  ['fetch HEAD', async () => { const r = await fetch(BASE + '/echo', { method: 'HEAD' }); return [r.status, r.body, await r.text()]; }],
+  ['fetch response', async () => { const r = await fetch(BASE + '/echo'); return [r.status, r.ok, r.statusText, r.type, r.redirected, r.url === BASE + '/echo', r.headers.get('content-type'), r.bodyUsed]; }],
+  ['fetch 404', async () => { const r = await fetch(BASE + '/status/404'); return [r.status, r.ok, await r.text()]; }],
+  ['fetch redirect followed', async () => { const r = await fetch(BASE + '/redirect'); return [r.status, r.redirected, r.url === BASE + '/echo', (await r.json()).method]; }],
+  ['fetch 303 turns POST into GET', async () => { const r = await fetch(BASE + '/redirect?status=303', { method: 'POST', body: 'x' }); const e = await r.json(); return [e.method, e.body, e.headers['content-type'] ?? null]; }],
+  ['fetch redirect manual', async () => { const r = await fetch(BASE + '/redirect', { redirect: 'manual' }); return [r.status, r.redirected, r.headers.get('location')]; }],
+  ['fetch redirect error', async () => fetch(BASE + '/redirect', { redirect: 'error' })],
+  ['fetch response formData', async () => [...await (await fetch(BASE + '/form')).formData()]],
+  ['fetch aborted signal', async () => { const c = new AbortController(); c.abort(); return fetch(BASE + '/echo', { signal: c.signal }).catch((e) => [e.name, e instanceof DOMException]); }],
+  ['fetch with credentials in the url', async () => fetch(BASE.replace('http://', 'http://u:p@') + '/echo').catch((e) => [e.name, e.message])],
+  ['fetch unsupported scheme', async () => fetch('ftp://127.0.0.1/x').catch((e) => e.name)],
+  ['fetch relative url', async () => fetch('/echo').catch((e) => e.name)],
+  ['fetch GET with body', async () => fetch(BASE + '/echo', { body: 'x' }).catch((e) => e.name)],
+  ['fetch response headers immutable', async () => { const r = await fetch(BASE + '/echo'); await r.body.cancel(); try { r.headers.set('x', '1'); return 'set'; } catch (e) { return [e.name, r.headers.has('x')]; } }],
+  ['fetch response clone', async () => { const r = await fetch(BASE + '/echo'); const c = r.clone(); return [(await r.json()).method, (await c.json()).method]; }],
+  ['fetch keeps no cookies', async () => { await fetch(BASE + '/jar/set'); return (await echo('/jar/echo')).headers.cookie ?? 'no cookie sent'; }],
 
   // ---- misc globals ----
   ['typeof globals', () => ['fetch', 'Request', 'Response', 'Headers', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'Blob', 'File', 'FormData', 'AbortController', 'AbortSignal', 'ReadableStream', 'WritableStream', 'TransformStream', 'TextDecoderStream', 'TextEncoderStream', 'Event', 'EventTarget', 'CustomEvent', 'DOMException', 'atob', 'btoa', 'structuredClone', 'crypto', 'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'performance', 'console', 'reportError'].map((k) => `${k}:${typeof globalThis[k]}`)],

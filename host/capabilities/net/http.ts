@@ -22,7 +22,6 @@ import { allowedLookup } from './allowed-lookup.js';
 import { addressAllowed, checkUrl, hostAllowed, normaliseHost, type NetPolicy } from './net.js';
 import type { GrantCheck } from '../../policy/grants.js';
 import { withSecrets, type SecretHeader } from '../secrets/secrets.js';
-import { kilnVersion } from '../../version.js';
 import type { FetchHead } from '../shapes.js';
 
 export class HttpError extends KilnError {
@@ -52,8 +51,12 @@ export type { FetchHead };
 // accept-encoding is the host's: it decodes what it asks for, so a guest cannot ask for an encoding the host
 // would hand over undecoded (as browsers forbid the header too).
 const FORBIDDEN = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection', 'accept-encoding']);
-/** What every request carries unless the guest set it (User-Agent: real APIs refuse requests without one). */
-const defaultHeaders = (): [string, string][] => [['user-agent', `kiln/${kilnVersion()}`], ['accept', '*/*'], ['accept-encoding', 'gzip, deflate, br']];
+/** What every request carries unless the guest set it: what Node 20's fetch (undici) sends, so a server sees a
+ *  guest's request as it sees the same code's in Node (User-Agent: real APIs refuse requests without one).
+ *  accept-encoding is the host's alone (FORBIDDEN); brotli is still decoded when a server sends it unasked. */
+const DEFAULT_HEADERS: readonly [string, string][] = [['accept', '*/*'], ['accept-language', '*'], ['sec-fetch-mode', 'cors'], ['user-agent', 'node'], ['accept-encoding', 'gzip, deflate']];
+/** The Fetch Standard's request-body-header names: dropped with the body when a redirect turns a request into a GET. */
+const BODY_HEADERS = new Set(['content-encoding', 'content-language', 'content-location', 'content-type']);
 
 /** Codings one response may list (undici's fetch allows as many): each is a decoder on the host. */
 const MAX_CODINGS = 5;
@@ -231,7 +234,7 @@ export class HttpSession {
       let method = req.method;
       let payload: Uint8Array | undefined = body.length ? body : undefined;
       const given = req.headers.filter(([k]) => !FORBIDDEN.has(k.toLowerCase()));
-      const headers = [...given, ...defaultHeaders().filter(([k]) => !given.some(([g]) => g.toLowerCase() === k))];
+      let headers = [...given, ...DEFAULT_HEADERS.filter(([k]) => !given.some(([g]) => g.toLowerCase() === k))];
       for (let hop = 0; ; hop++) {
         const cookie = await this.jar.getCookieString(url.href);
         const own = withSecrets(headers, url, secrets); // this hop's host only; never carried to the next hop
@@ -277,9 +280,12 @@ export class HttpSession {
             throw new HttpError(`${url.href} redirected to an invalid URL`);
           }
           url = await this.check(tool, next.href, net, grant, method); // the same rules, on every hop
-          if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+          // The Fetch Standard's HTTP-redirect fetch: a 303 (but for HEAD), or a 301/302 of a POST, goes on as a
+          // GET without the body and its headers.
+          if ((res.statusCode === 303 && method !== 'GET' && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             payload = undefined;
+            headers = headers.filter(([k]) => !BODY_HEADERS.has(k.toLowerCase()));
           }
           if (approve && !approved.has(url.origin)) {
             await approve(url, method);
