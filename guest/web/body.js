@@ -106,7 +106,7 @@ class Request extends Body {
     super();
     const from = input instanceof Request ? input : null;
     const url = from ? new URL(from.url) : new URL(String(input));
-    // A URL's user:password would be a credential the guest sends as it likes: Node refuses it, and so does kiln.
+    // Node's fetch refuses a URL with user:password (credentials go in a header), and so does kiln's.
     if (url.username || url.password) throw new TypeError(`Request cannot be constructed from a URL that includes credentials: ${String(input)}`);
     if (from && init.body == null && from.bodyUsed) throw new TypeError('Cannot construct a Request with a Request object that has already been used.');
     this[$] = {
