@@ -135,6 +135,11 @@ const CHECKS = [
   ['url set port too big', () => set('https://a.test:8080/', 'port', '65536')],
   ['url set username', () => set('https://a.test/', 'username', 'us er@:x')],
   ['url set password', () => set('https://a.test/', 'password', 'p@ss:w/rd')],
+  // Credentials: libraries strip them off a URL before fetching it (fetch refuses a URL that has them).
+  ['url credentials cleared', () => { const u = new URL('https://us:pw@a.test/x'); u.username = ''; u.password = ''; return [u.href, u.origin]; }],
+  ['url password without username', () => { const u = new URL('https://a.test/'); u.password = 'secret'; return [u.href, u.username, u.password]; }],
+  ['url credentials on a host-less url', () => ['file:///etc/x', 'mailto:a@b.test', 'data:text/plain,x'].map((h) => { const u = new URL(h); u.username = 'u'; u.password = 'p'; return u.href; })],
+  ['url credentials unicode and percent', () => { const u = new URL('http://a.test/'); u.username = 'ü%41 '; u.password = '%zz'; return [u.href, u.username, u.password]; }],
   ['url set protocol', () => set('https://a.test/', 'protocol', 'http')],
   ['url set protocol special to non', () => set('https://a.test/', 'protocol', 'foo')],
   ['url set href', () => set('https://a.test/', 'href', 'http://b.test/x')],
