@@ -38,6 +38,10 @@ import { StringDecoder } from 'string_decoder'; import * as sd2 from 'node:strin
 import timers from 'timers'; import { setImmediate as si2 } from 'node:timers';
 import url from 'url'; import url2 from 'node:url';
 import util from 'util'; import util2 from 'node:util';
+import strict from 'assert/strict'; import { strictEqual } from 'node:assert/strict'; import { deepStrictEqual } from 'node:assert';
+import posix from 'path/posix'; import posix2 from 'node:path/posix';
+import { pipeline } from 'stream/promises'; import * as sp2 from 'node:stream/promises';
+import { setTimeout as sleep } from 'timers/promises'; import tp2 from 'node:timers/promises';
 
 const BOM = Buffer.from([239, 187, 191]);
 
@@ -46,7 +50,15 @@ export async function probe() {
   out.same = [assert === assert2, AsyncLocalStorage === hooks2.AsyncLocalStorage, B === B2 && B === Buffer,
     crypto.createHash === crypto2.createHash, EventEmitter === events2.EventEmitter, path === path2, proc === proc2 && proc === process,
     punycode === punycode2, qs === qs2, Readable === stream2.Readable, StringDecoder === sd2.StringDecoder,
-    timers.setImmediate === si2, url === url2, util === util2, global === globalThis];
+    timers.setImmediate === si2, url === url2, util === util2, global === globalThis, deepStrictEqual === assert.deepStrictEqual,
+    strict.strictEqual === strictEqual, posix === posix2, pipeline === sp2.pipeline, sleep === tp2.setTimeout];
+  try { strict.equal(1, '1'); } catch (e) { out.strict = [e.name, e.code]; }
+  out.posix = posix.join('a', '..', 'b');
+  const got = [];
+  await pipeline(Readable.from(['x', 'y']), new Transform({ transform(c, _e, cb) { cb(null, String(c).toUpperCase()); } }), new stream2.Writable({ write(c, _e, cb) { got.push(String(c)); cb(); } }));
+  out.pipeline = got;
+  const ac = new AbortController(); const slow = tp2.setTimeout(60_000, 'never', { signal: ac.signal }).catch((e) => [e.name, e.code]); ac.abort();
+  out.sleep = [await sleep(1, 'v'), await tp2.setImmediate('i'), await slow];
   try { assert.deepStrictEqual({ a: [1] }, { a: [2] }); } catch (e) { out.assert = [e.name, e.code, e instanceof assert.AssertionError]; }
   const als = new AsyncLocalStorage();
   out.als = [als.getStore(), als.run('outer', () => [als.getStore(), als.run('inner', () => als.getStore()), als.exit(() => als.getStore()), als.getStore()]), als.getStore()];

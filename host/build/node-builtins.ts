@@ -1,10 +1,11 @@
 // The one list of Node's built-in modules an extension may import, and of those it may not. A built-in that
 // carries no authority (bytes, events, paths, formatting) resolves, as `x` and as `node:x`, to a well-kept npm
-// implementation that is one of kiln's own dependencies (package.json pins it), or, where npm's would not match
-// what the engine already has (process, timers, crypto, async_hooks), to a small module of kiln's in
-// guest/node/ that re-exports the engine's own. A built-in that would carry authority (files, processes, the
-// network) is refused with the capability that replaces it. docs/extensions.md's "Node builtins" table is
-// this list (test/docs.test.mjs compares them). Data and lookups only: bundle.ts resolves.
+// implementation that is one of kiln's own dependencies (package.json pins it), or to a small module of kiln's
+// in guest/node/: where the engine already has the thing (process, timers, crypto's entropy and hashes) it
+// hands that over, and a subpath (assert/strict, stream/promises) is its package's export of that name. A
+// built-in that would carry authority (files, processes, the network) is refused with the capability that
+// replaces it. docs/extensions.md's "Node builtins" tables are these lists (test/docs.test.mjs compares them).
+// Data and lookups only: bundle.ts resolves.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -16,17 +17,21 @@ export type Implementation = { package: string } | { file: string };
 /** Built-ins with no authority, name (without `node:`) -> what serves it. */
 export const NODE_BUILTINS: Readonly<Record<string, Implementation>> = Object.freeze({
   assert: { package: 'assert' },
+  'assert/strict': { file: 'guest/node/assert-strict.js' },
   async_hooks: { file: 'guest/node/async_hooks.js' },
   buffer: { package: 'buffer' },
   crypto: { file: 'guest/node/crypto.js' },
   events: { package: 'events' },
   path: { package: 'path-browserify' },
+  'path/posix': { package: 'path-browserify' },
   process: { file: 'guest/node/process.js' },
   punycode: { package: 'punycode' },
   querystring: { package: 'querystring-es3' },
   stream: { package: 'readable-stream' },
+  'stream/promises': { file: 'guest/node/stream-promises.js' },
   string_decoder: { package: 'string_decoder' },
   timers: { file: 'guest/node/timers.js' },
+  'timers/promises': { file: 'guest/node/timers-promises.js' },
   url: { package: 'url' },
   util: { package: 'util' },
 });
