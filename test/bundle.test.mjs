@@ -205,9 +205,9 @@ test('several refused builtins: the one with a replacement of its own named ever
 
 test('a require() of a builtin inside try/catch (an optional dependency) builds, and the package\'s fallback runs', async (t) => {
   const dir = tree(t, {
-    'main.ts': "import which from 'optcrypto';\ndefineTool({ name: 'opt.which', handler: () => which });\n",
-    'node_modules/optcrypto/package.json': { name: 'optcrypto', version: '1.0.0', main: 'index.js' },
-    'node_modules/optcrypto/index.js': "let c;\ntry { c = require('worker_threads'); } catch (e) { c = null; }\nmodule.exports = c ? 'node threads' : 'fallback';\n",
+    'main.ts': "import which from 'optthreads';\ndefineTool({ name: 'opt.which', handler: () => which });\n",
+    'node_modules/optthreads/package.json': { name: 'optthreads', version: '1.0.0', main: 'index.js' },
+    'node_modules/optthreads/index.js': "let c;\ntry { c = require('worker_threads'); } catch (e) { c = null; }\nmodule.exports = c ? 'node threads' : 'fallback';\n",
   });
   assert.equal(await buildAndCall(dir, 'main.ts', 'opt.which'), 'fallback');
 });
