@@ -192,11 +192,19 @@ test('several refused builtins: the one with a replacement of its own named ever
     'several.ts': "import get from 'nodeonly';\ndefineTool({ name: 'ev.several', handler: () => get() });\n",
     'node_modules/nodeonly/package.json': { name: 'nodeonly', version: '1.0.0', main: 'index.js' },
     'node_modules/nodeonly/index.js': "const util = require('util');\nconst zlib = require('zlib');\nconst v8 = require('v8');\nconst http = require('http');\nmodule.exports = () => [util, zlib, v8, http].length;\n",
+    // two files of a package import the same builtin: the message names the first by path, not whichever
+    // rollup happened to resolve first (z.js, loaded first, usually is)
+    'twice.ts': "import two from 'twofiles';\ndefineTool({ name: 'ev.twice', handler: () => two });\n",
+    'node_modules/twofiles/package.json': { name: 'twofiles', version: '1.0.0', main: 'index.js' },
+    'node_modules/twofiles/index.js': "module.exports = [require('./z.js'), require('./a.js')];\n",
+    'node_modules/twofiles/z.js': "module.exports = require('http').STATUS_CODES;\n",
+    'node_modules/twofiles/a.js': "module.exports = require('http').METHODS;\n",
   });
-  const r = await kiln(['build', join(dir, 'several.ts'), '--out-dir', tempDir(t)]);
+  const r = await kiln(['build', join(dir, 'several.ts'), join(dir, 'twice.ts'), '--out-dir', tempDir(t)]);
   assert.equal(r.code, 1);
   const lines = r.stderr.trim().split('\n');
-  assert.equal(lines.length, 1, r.stderr);
+  assert.equal(lines.length, 2, r.stderr);
+  assert.match(lines[1], /twice\.ts: cannot import "http" \(imported by node_modules\/twofiles\/a\.js, in package twofiles@1\.0\.0\): /);
   // util resolves (a built-in with no authority); of the rest, http has a replacement of its own; the way out
   // said once.
   assert.match(lines[0], /several\.ts: cannot import "http" \(imported by node_modules\/nodeonly\/index\.js, in package nodeonly@1\.0\.0\): .*: use a package made for browsers; use fetch or the handler's request, with allow\.net \(see docs\/extensions\.md, "Node builtins"\); also unresolved: "v8", "zlib"$/);

@@ -161,8 +161,12 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
       }
       // Nothing resolves it: remember who asked, for the message (the commonjs plugin turns the import into a
       // virtual module of its own, which is all rollup's warning names). A require() inside try/catch stays a
-      // require() in the bundle (the package's optional dependency), which throws when it runs.
-      if (!r && importer && !virtual(importer) && !unresolved.has(source)) unresolved.set(source, path(importer));
+      // require() in the bundle (the package's optional dependency), which throws when it runs. Of several
+      // files that import it, the first by path is named, the same every time (rollup resolves in parallel).
+      if (!r && importer && !virtual(importer)) {
+        const seen = unresolved.get(source);
+        if (seen === undefined || path(importer) < seen) unresolved.set(source, path(importer));
+      }
       if (!r || r.external || virtual(r.id)) return r;
       const why = importer ? containmentViolation(root, path(r.id)) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
@@ -243,7 +247,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
   const root = options.root ?? extensionRoot(entry);
   const misses = new Map<string, string | undefined>(); // an import nothing resolves -> who imported it
   let failure: string | undefined; // another failure rollup logged
-  const unresolved = new Map<string, string>(); // import -> the first real file that imported it
+  const unresolved = new Map<string, string>(); // import -> the real file, first by path, that imports it
   // kiln's built-in implementation files this bundle reads; kilnImporter (no file: only what resolves them)
   // is in it so that what a resolution from it resolves in turn is kiln's too.
   const granted = new Set<string>([real(kilnImporter)]);
