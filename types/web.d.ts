@@ -60,6 +60,10 @@ declare global {
   var self: typeof globalThis;
   /** The global object itself, as Node names it (`global === globalThis`). */
   var global: typeof globalThis;
+  /** Node's Buffer, the `buffer` built-in's (npm's `buffer`): not a global of the engine, but imported by the
+   *  bundler into each module that names it, as docs/extensions.md ("Node builtins") says. */
+  var Buffer: typeof import('buffer').Buffer;
+  type Buffer = import('buffer').Buffer;
 
   interface KilnProcess {
     readonly platform: string;
@@ -210,6 +214,7 @@ declare global {
   interface ReadableStreamReadResult<R> { done: boolean; value: R | undefined }
   interface ReadableStreamDefaultReader<R = any> {
     read(): Promise<ReadableStreamReadResult<R>>;
+    readonly closed: Promise<void>;
     releaseLock(): void;
     cancel(reason?: unknown): Promise<void>;
   }
@@ -225,8 +230,19 @@ declare global {
     cancel?(reason?: unknown): unknown;
   }
   interface StreamPipeOptions { preventClose?: boolean; preventAbort?: boolean; preventCancel?: boolean; signal?: AbortSignal }
+  interface QueuingStrategy<T = any> { highWaterMark?: number; size?(chunk: T): number }
+  class CountQueuingStrategy implements QueuingStrategy {
+    constructor(init: { highWaterMark: number });
+    readonly highWaterMark: number;
+    readonly size: (chunk: unknown) => 1;
+  }
+  class ByteLengthQueuingStrategy implements QueuingStrategy<ArrayBufferView> {
+    constructor(init: { highWaterMark: number });
+    readonly highWaterMark: number;
+    readonly size: (chunk: ArrayBufferView) => number;
+  }
   class ReadableStream<R = any> {
-    constructor(source?: UnderlyingSource<R>);
+    constructor(source?: UnderlyingSource<R>, strategy?: QueuingStrategy<R>);
     static from<R>(iterable: Iterable<R | PromiseLike<R>> | AsyncIterable<R>): ReadableStream<R>;
     readonly locked: boolean;
     getReader(): ReadableStreamDefaultReader<R>;
@@ -252,7 +268,7 @@ declare global {
     abort?(reason?: unknown): unknown;
   }
   class WritableStream<W = any> {
-    constructor(sink?: UnderlyingSink<W>);
+    constructor(sink?: UnderlyingSink<W>, strategy?: QueuingStrategy<W>);
     readonly locked: boolean;
     getWriter(): WritableStreamDefaultWriter<W>;
     abort(reason?: unknown): Promise<void>;
