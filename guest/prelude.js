@@ -438,29 +438,62 @@
   }
   const notJson = (e) => new TypeError(`the handler's result is not JSON-serialisable: ${e.message}`);
 
+  // A Promise (or any thenable) inside a result would travel as {} — a forgotten `await` — so a result whose
+  // JSON holds "{}" is walked once more, as JSON.stringify walks it (after toJSON, skipping what it skips), and
+  // the first thenable found is the handler's error, naming where it is. Only then: the common path pays for
+  // one substring search. The walk is JSON.stringify's own, so it ends where that ends (cycles, depth).
+  const FOUND = Symbol('kiln.thenable');
+  const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+  function thenableError(out) {
+    const paths = new Map();
+    let found;
+    try {
+      JSON.stringify(out, function (key, value) {
+        const at = paths.get(this);
+        const path = at === undefined ? 'result' : Array.isArray(this) ? `${at}[${key}]` : IDENTIFIER.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`;
+        if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+          if (value instanceof Promise) { found = `${path} is a Promise`; throw FOUND; }
+          if (typeof value.then === 'function') { found = `${path} is a thenable (it has a then method)`; throw FOUND; }
+          paths.set(value, path);
+        }
+        return value;
+      });
+    } catch {
+      // FOUND, or a getter or Proxy trap that throws on this second walk: nothing more to say than the first
+    }
+    return found === undefined ? undefined : new TypeError(`${found}: did you forget await?`);
+  }
+
   function toJson(v) {
+    let out, s;
     try {
       const kind = native.resultKind(v);
-      const s = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
-      return s === undefined ? 'null' : s;
+      out = v === undefined ? null : kind === 0 ? v : wire(v, kind);
+      s = JSON.stringify(out);
     } catch (e) {
       throw notJson(e);
     }
+    const thenable = s !== undefined && s.includes('{}') ? thenableError(out) : undefined;
+    if (thenable) throw thenable;
+    return s === undefined ? 'null' : s;
   }
 
   // A result that cannot be serialised is the handler's error, not the engine's. (toJson's work, inline: this
   // is every call's path, and each function call of the prelude is a cost of every call.)
   function finishWith(inv, v) {
-    let text;
+    let out, text;
     try {
       const kind = native.resultKind(v);
-      text = JSON.stringify(v === undefined ? null : kind === 0 ? v : wire(v, kind));
+      out = v === undefined ? null : kind === 0 ? v : wire(v, kind);
+      text = JSON.stringify(out);
     } catch (e) {
       let error;
       try { error = notJson(e); } catch (e2) { error = e2; } // what was thrown may have no message (null)
       finish(inv, false, errorText(error));
       return;
     }
+    const thenable = text !== undefined && text.includes('{}') ? thenableError(out) : undefined;
+    if (thenable) { finish(inv, false, errorText(thenable)); return; }
     finish(inv, true, text === undefined ? 'null' : text);
   }
 

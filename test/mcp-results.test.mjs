@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { call, kilnBin, mcp, tempDir } from './helpers.mjs';
+import { call, kiln, kilnBin, mcp, tempDir } from './helpers.mjs';
 
 // A 1×1 PNG.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -175,4 +175,41 @@ test('json-depth: brackets inside strings do not count; the first level too deep
   assert.equal(valueNestsDeeper({ a: [{ b: 1 }] }, 3), false);
   assert.equal(valueNestsDeeper({ a: [{ b: [] }] }, 3), true);
   assert.equal(valueNestsDeeper('x', 0), false);
+});
+
+test('a result holding a Promise (a forgotten await) is an error naming where, over MCP and kiln run; awaited, it is the value Node gives', async (t) => {
+  const dir = tempDir(t);
+  const source = `const lookup = async (id) => ({ id, name: 'Ada' });
+export const shapes = {
+  user: () => ({ user: lookup('1') }),
+  items: () => ({ items: [1, 2, lookup('3')] }),
+  odd: () => ({ 'a b': { deep: [{ x: { then: () => {} } }] } }),
+  viaToJSON: () => ({ d: { toJSON: () => lookup('4') } }),
+  awaited: async () => ({ user: await lookup('1'), items: [1, await lookup('3')], empty: {}, text: '{}' }),
+};
+for (const [name, handler] of Object.entries(shapes)) if (typeof defineTool === 'function') defineTool({ name: 'aw.' + name, exposeAsTool: true, handler });
+`;
+  writeFileSync(join(dir, 'aw.ts'), source);
+  const { client } = await mcp(t, [join(dir, 'aw.ts')]);
+  const expected = {
+    'aw.user': 'TypeError: result.user is a Promise: did you forget await?',
+    'aw.items': 'TypeError: result.items[2] is a Promise: did you forget await?',
+    'aw.odd': 'TypeError: result["a b"].deep[0].x is a thenable (it has a then method): did you forget await?',
+    'aw.viaToJSON': 'TypeError: result.d is a Promise: did you forget await?',
+  };
+  for (const [name, message] of Object.entries(expected)) {
+    const r = await call(client, name);
+    assert.equal(r.isError, true, name);
+    assert.equal(r.text.split('\n')[0], message);
+  }
+  // The same code awaited: the value Node's JSON gives (an empty object and a "{}" string are no Promise).
+  writeFileSync(join(dir, 'aw.mjs'), source);
+  const { shapes } = await import(join(dir, 'aw.mjs'));
+  assert.deepEqual((await call(client, 'aw.awaited')).json, JSON.parse(JSON.stringify(await shapes.awaited())));
+
+  // A script's value too.
+  writeFileSync(join(dir, 'script.js'), "const p = Promise.resolve(1);\n({ ok: await p, late: [p] })\n");
+  const r = await kiln(['run', join(dir, 'script.js')], { cwd: dir });
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(r.stderr, /TypeError: result\.late\[0\] is a Promise: did you forget await\?/);
 });
