@@ -91,7 +91,8 @@ async function build(argv: string[]): Promise<number> {
   let failed = 0;
   for (const [file, out, scanned] of jobs) {
     try {
-      const { bytes, manifest, inputs } = await builder.build(file);
+      const { bytes, manifest, inputs, notes } = await builder.build(file);
+      for (const n of notes) err(`note: ${file}: ${n}`);
       const verdict = writes.judge(file, inputs);
       if (!('paths' in verdict)) throw new KilnError(`${file}: not built: ${verdict.reason}`);
       if (scanned && manifest.tools.length === 0 && !manifest.steps) {

@@ -94,6 +94,58 @@ defineTool({ name: 'pick.which', handler: () => ({ cond, worker, field, mapped }
   assert.deepEqual(await buildAndCall(dir, 'main.ts', 'pick.which'), { cond: 'browser', worker: 'worker', field: 'browser field', mapped: ['object', 'undefined', 'web'] });
 });
 
+test('kiln build names each package whose build for browsers it chose, and each that uses document or window', async (t) => {
+  const dir = tree(t, {
+    'main.ts': `import cond from 'cond';
+import full from 'cond/full';
+import worker from 'wk';
+import field from 'bfield';
+import plain from 'plain';
+import { make } from 'domy';
+import guarded from 'guarded';
+import { used } from 'shaken';
+defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plain, guarded: guarded(), used: used(), dom: typeof make }) });
+`,
+    'node_modules/cond/package.json': { name: 'cond', version: '1.0.0', exports: { '.': { browser: './browser.js', default: './default.js' }, './full': './default.js' } },
+    'node_modules/cond/browser.js': "export default 'browser';\n",
+    'node_modules/cond/default.js': "export default 'default';\n",
+    'node_modules/wk/package.json': { name: 'wk', version: '2.0.0', exports: { worker: './worker.js', import: './import.js' } },
+    'node_modules/wk/worker.js': "export default 'worker';\n",
+    'node_modules/wk/import.js': "export default 'import';\n",
+    'node_modules/bfield/package.json': { name: 'bfield', version: '3.0.0', main: 'main.js', browser: 'browser.js' },
+    'node_modules/bfield/main.js': "module.exports = 'main';\n",
+    'node_modules/bfield/browser.js': "module.exports = 'browser field';\n",
+    // conditions that do not choose a browser build: no note
+    'node_modules/plain/package.json': { name: 'plain', version: '1.0.0', exports: { node: './node.js', default: './index.js' } },
+    'node_modules/plain/index.js': "export default 'plain';\n",
+    'node_modules/domy/package.json': { name: 'domy', version: '0.3.0', main: 'index.js' },
+    'node_modules/domy/index.js': "exports.make = (html) => { const d = document.createElement('div'); d.innerHTML = html; return d; };\nexports.base = () => window.location.href;\n",
+    // a `typeof window` test and a local named document are no use of the globals
+    'node_modules/guarded/package.json': { name: 'guarded', version: '1.0.0', main: 'index.js' },
+    'node_modules/guarded/index.js': "const document = { title: 'own' };\nmodule.exports = () => (typeof window === 'undefined' ? document.title : 'browser');\n",
+    // what tree-shaking drops says nothing
+    'node_modules/shaken/package.json': { name: 'shaken', version: '1.0.0', type: 'module', main: 'index.js', sideEffects: false },
+    'node_modules/shaken/index.js': "export const used = () => 'used';\nexport const dropped = () => document.body;\n",
+  });
+  const b = await kiln(['build', join(dir, 'main.ts'), '-o', join(dir, 'main.wasm')]);
+  assert.equal(b.code, 0, b.stderr);
+  const notes = b.stderr.split('\n').filter((l) => l.startsWith('note: '));
+  const doc = 'docs/extensions.md, "Which build of a package"';
+  assert.deepEqual(notes.filter((l) => l.includes('resolved to')), [
+    `note: ${join(dir, 'main.ts')}: "bfield" resolved to browser.js, bfield@3.0.0's build for browsers (chosen by the "browser" field), instead of its default entry main.js; a browser build may do less: to use another entry, import it by its subpath (see ${doc})`,
+    `note: ${join(dir, 'main.ts')}: "cond" resolved to browser.js, cond@1.0.0's build for browsers (chosen by the "browser" export condition), instead of its default entry default.js; a browser build may do less: to use another entry, import it by its subpath (see ${doc})`,
+    `note: ${join(dir, 'main.ts')}: "wk" resolved to worker.js, wk@2.0.0's build for browsers (chosen by the "worker" export condition), instead of its default entry import.js; a browser build may do less: to use another entry, import it by its subpath (see ${doc})`,
+  ]);
+  const globals = notes.filter((l) => l.includes(' uses '));
+  assert.equal(globals.length, 1, b.stderr);
+  assert.match(globals[0], /^note: .*main\.ts: domy@0\.3\.0 uses `document` and `window` \(first at node_modules\/domy\/index\.js:1\), which extensions do not have .*cheerio and htmlparser2.*docs\/extensions\.md, "Packages that need a browser"/);
+  writeFileSync(join(dir, 'call.js'), "await plugins['note.all']({})");
+  const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'main.wasm')], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  // the subpath import is the way to the default entry
+  assert.deepEqual(JSON.parse(r.stdout), { cond: 'browser', full: 'default', worker: 'worker', field: 'browser field', plain: 'plain', guarded: 'own', used: 'used', dom: 'function' });
+});
+
 test('the builder\'s NODE_ENV never changes an artifact: the "production" condition is always the one chosen', async (t) => {
   const dir = tree(t, {
     'main.ts': "import mode from 'envpkg';\ndefineTool({ name: 'env.mode', handler: () => mode });\n",

@@ -28,6 +28,8 @@ export interface Built {
   manifest: ArtifactManifest;
   /** The files the build read (cache.ts keys a cached build on their contents). */
   inputs: string[];
+  /** How packages were built that the author should know (bundle.ts `notes`): `kiln build` prints them. */
+  notes: string[];
 }
 
 /** How long an extension's top level may run when it is built (to read its manifest), unless the caller
@@ -128,6 +130,6 @@ export class Builder {
       customSection(IMAGE_SECTION, bytecode),
       customSection(SOURCEMAP_SECTION, enc.encode(JSON.stringify(b.map))),
     ]);
-    return { bytes, manifest, inputs: b.inputs };
+    return { bytes, manifest, inputs: b.inputs, notes: b.notes };
   }
 }

@@ -19,6 +19,8 @@ import { containmentViolation, extensionRoot, real } from './containment.js';
 import { kilnImporter, kilnRoot, NODE_BUILTINS, OTHER_BUILTIN, REFUSED_BUILTINS } from './node-builtins.js';
 import { checkNesting, NestingError } from './nesting.js';
 import { regexLiterals } from './regex-literals.js';
+import { BROWSER_CONDITIONS, EntryChoices } from './entries.js';
+import { describeFreeGlobal, freeGlobals } from './free-globals.js';
 
 // The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
 const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
@@ -29,7 +31,7 @@ const inject = injectPlugin as unknown as typeof injectPlugin.default;
 /** Export conditions besides rollup's ('default', 'module', 'import'/'require'): a package's build for
  *  browsers or web workers is the one that runs without Node builtins. 'production' is named so that the
  *  builder's NODE_ENV never changes an artifact. 'node' is not a condition: its builds need Node. */
-const EXPORT_CONDITIONS = ['browser', 'worker', 'production'];
+const EXPORT_CONDITIONS = [...BROWSER_CONDITIONS, 'production'];
 
 /** Where the "way out" of a Node builtin import is documented. */
 const BUILTINS_DOC = 'docs/extensions.md, "Node builtins"';
@@ -42,6 +44,10 @@ export interface Bundle {
    *  decided how each of them resolves): what a build cache checks, and what no tool may rewrite while the
    *  extension is served (extensions/registry.ts, capabilities/fs/policy.ts). */
   inputs: string[];
+  /** What the author should know about how it was built: each package whose build for browsers was chosen
+   *  over its default entry (entries.ts), each package that uses a browser global kiln has not
+   *  (free-globals.ts). `kiln build` prints them. */
+  notes: string[];
 }
 
 export class BundleError extends Error {
@@ -126,7 +132,8 @@ function builtinWayOut(source: string): string {
  *  containment like any other. No module may nest deeper than the parsers survive (nesting.ts). This plugin
  *  comes first, so it sees each import before anything reads it and each module's code before anything parses
  *  it. */
-function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>): Plugin {
+function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>,
+  entries: EntryChoices): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -167,7 +174,11 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
         const seen = unresolved.get(source);
         if (seen === undefined || path(importer) < seen) unresolved.set(source, path(importer));
       }
-      if (!r || r.external || virtual(r.id)) return r;
+      if (!r || r.external) return r;
+      // Which entry of a package this import chose (the commonjs plugin may answer with a virtual module: the
+      // file behind it is the one chosen).
+      if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), Boolean((options.custom?.['node-resolve'] as { isRequire?: boolean } | undefined)?.isRequire));
+      if (virtual(r.id)) return r;
       const why = importer ? containmentViolation(root, path(r.id)) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
       // The author's own modules run exactly as written: rollup drops no statement it believes has no effect
@@ -251,6 +262,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
   // kiln's built-in implementation files this bundle reads; kilnImporter (no file: only what resolves them)
   // is in it so that what a resolution from it resolves in turn is kiln's too.
   const granted = new Set<string>([real(kilnImporter)]);
+  const entries = new EntryChoices();
   let build;
   try {
     build = await rollup({
@@ -258,7 +270,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       treeshake: true,
       plugins: [
         ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
-        guard(entry, root, base, unresolved, granted),
+        guard(entry, root, base, unresolved, granted, entries),
         nodeResolve({
           extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
           preferBuiltins: false, // an installed package named like a builtin (events, buffer, punycode) is used
@@ -301,7 +313,9 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
     });
     const chunk = output[0];
     const inputs = withManifests(build.watchFiles.filter((id) => !id.startsWith('\0') && isAbsolute(id)));
-    return { code: chunk.code, map: JSON.parse(chunk.map!.toString()), inputs };
+    const map = JSON.parse(chunk.map!.toString());
+    const globals = await freeGlobals(chunk.code, map, (source) => packageOf(resolve(base, source))); // the author's own files: none
+    return { code: chunk.code, map, inputs, notes: [...entries.lines(), ...globals.map(describeFreeGlobal)] };
   } catch (e: any) {
     // Whatever rollup or a plugin throws, at any stage, fails this file with a message, never the process.
     const b = e instanceof BundleError ? e : e?.cause instanceof BundleError ? e.cause : undefined;
