@@ -55,13 +55,30 @@ async function uses(code: string): Promise<{ global: (typeof BROWSER_GLOBALS)[nu
   return found.sort((a, b) => a.offset - b.offset);
 }
 
+/** Whether `code` may use one of the globals: a mention that is not surely a comment (after a `//` with no
+ *  quote before it on its line, or on a line of a block comment starting with `*`), a `typeof` test or a
+ *  property name. Parsing a large bundle costs about a second, and most mentions are in comments. */
+function mayUse(code: string): boolean {
+  for (const m of code.matchAll(/\b(?:document|window)\b/g)) {
+    const start = code.lastIndexOf('\n', m.index) + 1;
+    if (m.index - start > 4096) return true; // a minified line: the parse decides
+    const before = code.slice(start, m.index);
+    const comment = before.indexOf('//');
+    if (comment >= 0 && !/['"`/]/.test(before.slice(0, comment))) continue;
+    if (/^\s*(?:\*|\/\*)/.test(before)) continue;
+    if (/(?:typeof\s+|\.\s*)$/.test(before)) continue;
+    return true;
+  }
+  return false;
+}
+
 /**
  * The browser globals `code` uses undeclared, one entry per package: `map` is the bundle's source map
  * (sources relative to the extension's directory), `packageOf` names the package of a source (undefined for the
  * author's own files, which are not reported: running them says where).
  */
 export async function freeGlobals(code: string, map: object, packageOf: (source: string) => string | undefined): Promise<FreeGlobal[]> {
-  if (!/\b(?:document|window)\b/.test(code)) return [];
+  if (!mayUse(code)) return [];
   try {
     const hits = await uses(code);
     if (!hits.length) return [];
