@@ -51,7 +51,7 @@ async function perCall(fn, batch = 2000, batches = 9) {
 const started = performance.now();
 const progress = (text) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
 
-const SECTIONS = ['sizes', 'cold', 'bodies', 'warm', 'peers', 'mcp', 'revisions', 'sessions', 'browser', 'bdd'];
+const SECTIONS = ['sizes', 'cold', 'build', 'bodies', 'warm', 'peers', 'mcp', 'revisions', 'sessions', 'browser', 'bdd'];
 const args = process.argv.slice(2);
 if (args.includes('--list')) {
   console.log(SECTIONS.join('\n'));
@@ -129,6 +129,25 @@ await section('cold', () => {
   row('cold start: `kiln run` of a script calling an artifact\'s tool', ms(coldRun), '≤ 90 ms, < quickjs-emscripten',
     `quickjs-emscripten script ${ms(coldQjs)}; \`node -e 0\` ${ms(coldNode)}`);
   row('cold start: a script on the host API (load, open, first call)', ms(coldApi), '', 'bench/cold-start.mjs, whole process');
+});
+
+// ---- build: a cold `kiln build` of a mathjs-sized extension, one whole process per run ---------------------
+await section('build', () => {
+  // `kiln build` keeps no cache (only `kiln mcp` and `kiln run` do), so every run bundles, compiles and loads
+  // the extension from scratch, as the first build on a new machine does. Runs in series, median of
+  // KILN_BENCH_BUILD_RUNS (5 by default); a run that fails throws, and the row says FAILED.
+  const source = join(here, 'mathjs.ts');
+  const artifact = join(out, 'mathjs.wasm');
+  const runs = Math.max(1, Number(process.env.KILN_BENCH_BUILD_RUNS ?? 5));
+  const walls = [];
+  for (let i = 0; i < runs; i++) {
+    progress(`build: run ${i + 1} of ${runs}`);
+    const t = performance.now();
+    execFileSync(process.execPath, [kiln, 'build', source, '-o', artifact], { stdio: 'pipe' });
+    walls.push(performance.now() - t);
+  }
+  row('kiln build of a mathjs extension, cold (whole process)', `${(median(walls) / 1000).toFixed(1)} s`, '< 5 s',
+    `median of ${runs}: ${walls.map((w) => (w / 1000).toFixed(1)).join(', ')} s; artifact ${fmtBytes(statSync(artifact).size)}`);
 });
 
 // ---- large bodies in a guest (bench/bodies.mjs: 10 MiB from 127.0.0.1, timed inside the guest) -------------
