@@ -4,7 +4,9 @@
 // it (node-builtins.ts), and a free `Buffer` to the `buffer` built-in's; no other Node builtin may remain:
 // QuickJS has none, and an import that resolves to nothing fails the build naming the importing file, its
 // package and the replacement. No message carries one of rollup's internal module ids (they start with a NUL
-// byte).
+// byte). What the author should know about the choices made — a package's build for browsers picked over its
+// default entry (entries.ts), a package that uses `document` or `window` (free-globals.ts) — comes back as
+// notes, which `kiln build` prints.
 import commonjsPlugin from '@rollup/plugin-commonjs';
 import jsonPlugin from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
