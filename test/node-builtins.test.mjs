@@ -66,7 +66,9 @@ export async function probe() {
   const b = Buffer.concat([Buffer.from('héllo €'), Buffer.alloc(2, 7)]);
   out.buffer = [b.toString('base64'), b.toString('hex'), b.readUInt16BE(1), Buffer.isBuffer(b), Buffer.byteLength('€'), b.toJSON().data.length];
   out.crypto = ['sha1', 'sha256', 'SHA384', 'sha512'].map((a) => crypto.createHash(a).update('ab').update(Buffer.from('c')).digest('hex'));
-  out.hmac = crypto.createHmac('sha256', 'key').update('data').digest('base64');
+  const secret = crypto.createSecretKey(Buffer.from('key'));
+  out.hmac = [crypto.createHmac('sha256', 'key').update('data').digest('base64'), crypto.createHmac('sha256', secret).update('data').digest('hex'),
+    secret instanceof crypto.KeyObject, secret.type, secret.symmetricKeySize, secret.export({ format: 'jwk' }), secret.equals(crypto.createSecretKey('key', 'utf8'))];
   out.random = [crypto.randomBytes(70000).length, /^[0-9a-f-]{36}$/.test(crypto.randomUUID()), crypto.timingSafeEqual(Buffer.from('ab'), Buffer.from('ab'))];
   const e = new EventEmitter(); const seen = []; e.once('x', (v) => seen.push(v)); e.on('x', (v) => seen.push(v * 10)); e.emit('x', 1); e.emit('x', 2);
   out.events = [seen, e.listenerCount('x')];

@@ -1,5 +1,5 @@
 // The `crypto` built-in, from what the engine's crypto has (guest/web/crypto.js): random bytes from the host's
-// entropy, and SHA-1/256/384/512 digests and HMACs hashed by the host. Node's hashing is synchronous, so
+// entropy, SHA-1/256/384/512 digests and HMACs hashed by the host, and secret keys for them. Node's hashing is synchronous, so
 // createHash and createHmac use the engine's synchronous form of the same host hashes. Everything else Node's
 // crypto has (ciphers, signatures, key derivation, other hashes) throws, naming what to use instead.
 import { Buffer } from 'buffer';
@@ -7,7 +7,7 @@ import { Buffer } from 'buffer';
 const web = globalThis.crypto;
 const hashes = web[Symbol.for('kiln.hashes')];
 const ALGORITHMS = { sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' };
-const HAS = 'randomBytes, randomFillSync, randomInt, randomUUID, getRandomValues, createHash, createHmac (sha1, sha256, sha384, sha512), timingSafeEqual and webcrypto';
+const HAS = 'randomBytes, randomFillSync, randomInt, randomUUID, getRandomValues, createHash, createHmac (sha1, sha256, sha384, sha512), createSecretKey, timingSafeEqual and webcrypto';
 
 function algorithm(name) {
   const key = String(name).toLowerCase().replace(/^rsa-/, '').replace('-', '');
@@ -60,10 +60,36 @@ class Hash extends Hashing {
     return this._copy(new Hash(this.#name));
   }
 }
+const SECRET = Symbol('secret key');
+/** A secret key, as createSecretKey makes one (what HMACs take): its bytes, kept. There are no asymmetric keys
+ *  (createPublicKey and createPrivateKey throw), so every KeyObject here is of type 'secret'. */
+export class KeyObject {
+  #bytes;
+  constructor(type, bytes) {
+    if (type !== SECRET) throw new TypeError('Illegal constructor: use crypto.createSecretKey');
+    this.#bytes = Buffer.from(bytes);
+  }
+  get type() { return 'secret'; }
+  get symmetricKeySize() { return this.#bytes.length; }
+  get asymmetricKeyType() { return undefined; }
+  export(options) {
+    // npm's buffer has no 'base64url' encoding: base64, made URL-safe
+    if (options?.format === 'jwk') return { kty: 'oct', k: this.#bytes.toString('base64').replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') };
+    return Buffer.from(this.#bytes);
+  }
+  equals(other) {
+    if (!(other instanceof KeyObject)) throw new TypeError('The "otherKeyObject" argument must be an instance of KeyObject');
+    const a = this.export(), b = other.export();
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+  get [Symbol.toStringTag]() { return 'KeyObject'; }
+}
+export const createSecretKey = (key, encoding) => new KeyObject(SECRET, typeof key === 'string' ? Buffer.from(key, encoding) : bytesOf(key));
+
 class Hmac extends Hashing {
   constructor(name, key) {
     const alg = algorithm(name);
-    const secret = Buffer.from(typeof key === 'string' ? Buffer.from(key) : bytesOf(key));
+    const secret = key instanceof KeyObject ? key.export() : Buffer.from(typeof key === 'string' ? Buffer.from(key) : bytesOf(key));
     super((bytes) => hashes.hmac(alg, secret, bytes));
   }
 }
@@ -139,7 +165,6 @@ export const generateKeyPair = refused('generateKeyPair');
 export const generateKeyPairSync = refused('generateKeyPairSync');
 export const createPrivateKey = refused('createPrivateKey');
 export const createPublicKey = refused('createPublicKey');
-export const createSecretKey = refused('createSecretKey');
 export const publicEncrypt = refused('publicEncrypt');
 export const privateDecrypt = refused('privateDecrypt');
 export const createDiffieHellman = refused('createDiffieHellman');
@@ -147,7 +172,7 @@ export const createECDH = refused('createECDH');
 
 export default {
   createHash, createHmac, getHashes, getRandomValues, randomUUID, randomFillSync, randomBytes, randomInt, timingSafeEqual,
-  webcrypto, subtle, createCipheriv, createDecipheriv, createSign, createVerify, sign, verify, pbkdf2, pbkdf2Sync, scrypt,
+  webcrypto, subtle, KeyObject, createCipheriv, createDecipheriv, createSign, createVerify, sign, verify, pbkdf2, pbkdf2Sync, scrypt,
   scryptSync, hkdf, hkdfSync, generateKeyPair, generateKeyPairSync, createPrivateKey, createPublicKey, createSecretKey,
   publicEncrypt, privateDecrypt, createDiffieHellman, createECDH,
 };
