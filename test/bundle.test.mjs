@@ -103,8 +103,9 @@ import field from 'bfield';
 import plain from 'plain';
 import { make } from 'domy';
 import guarded from 'guarded';
+import detects from 'detects';
 import { used } from 'shaken';
-defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plain, guarded: guarded(), used: used(), dom: typeof make }) });
+defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plain, guarded: guarded(), detects: detects(), used: used(), dom: typeof make }) });
 `,
     'node_modules/cond/package.json': { name: 'cond', version: '1.0.0', exports: { '.': { browser: './browser.js', default: './default.js' }, './full': './default.js' } },
     'node_modules/cond/browser.js': "export default 'browser';\n",
@@ -123,6 +124,9 @@ defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plai
     // a `typeof window` test and a local named document are no use of the globals
     'node_modules/guarded/package.json': { name: 'guarded', version: '1.0.0', main: 'index.js' },
     'node_modules/guarded/index.js': "const document = { title: 'own' };\nmodule.exports = () => (typeof window === 'undefined' ? document.title : 'browser');\n",
+    // feature detection (is-callable's document.all, a typeof-tested branch) is no use either
+    'node_modules/detects/package.json': { name: 'detects', version: '1.0.0', main: 'index.js' },
+    'node_modules/detects/index.js': "var all = typeof document === 'object' && document.all !== undefined ? document.all : {};\nmodule.exports = () => [typeof all, typeof window === 'undefined' ? 'none' : window.name];\n",
     // what tree-shaking drops says nothing
     'node_modules/shaken/package.json': { name: 'shaken', version: '1.0.0', type: 'module', main: 'index.js', sideEffects: false },
     'node_modules/shaken/index.js': "export const used = () => 'used';\nexport const dropped = () => document.body;\n",
@@ -143,7 +147,7 @@ defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plai
   const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'main.wasm')], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   // the subpath import is the way to the default entry
-  assert.deepEqual(JSON.parse(r.stdout), { cond: 'browser', full: 'default', worker: 'worker', field: 'browser field', plain: 'plain', guarded: 'own', used: 'used', dom: 'function' });
+  assert.deepEqual(JSON.parse(r.stdout), { cond: 'browser', full: 'default', worker: 'worker', field: 'browser field', plain: 'plain', guarded: 'own', detects: ['object', 'none'], used: 'used', dom: 'function' });
 });
 
 test('the builder\'s NODE_ENV never changes an artifact: the "production" condition is always the one chosen', async (t) => {

@@ -26,30 +26,56 @@ export interface FreeGlobal {
 
 type Node = { type: string; start: number; [k: string]: unknown };
 
-/** Every use of a browser global in `code` no scope declares: its offset. Iterative, so a deep bundle cannot
+/** The browser globals a `typeof` in `node`'s subtree tests (at most 256 nodes looked at: a guard is short). */
+function typeofTested(node: Node): Set<string> {
+  const names = new Set<string>();
+  const todo: Node[] = [node];
+  for (let seen = 0; todo.length && seen < 256; seen++) {
+    const n = todo.pop()!;
+    if (n.type === 'UnaryExpression' && n.operator === 'typeof' && (n.argument as Node)?.type === 'Identifier') {
+      const name = (n.argument as Node).name as string;
+      if ((BROWSER_GLOBALS as readonly string[]).includes(name)) names.add(name);
+    }
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) { for (const c of v) if (c && typeof c.type === 'string') todo.push(c); }
+      else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') todo.push(v as Node);
+    }
+  }
+  return names;
+}
+
+/** Every use of a browser global in `code` no scope declares: its offset. A use guarded by a `typeof` test of
+ *  the same name (`typeof document === 'object' && document.all`, or a branch of an `if` or `?:` whose test
+ *  has it) is not one: that code runs only where the global exists. Iterative, so a deep bundle cannot
  *  exhaust the stack (nesting.ts bounds its depth anyway). */
 async function uses(code: string): Promise<{ global: (typeof BROWSER_GLOBALS)[number]; offset: number }[]> {
   const [{ analyze }, { default: isReference }] = await Promise.all([import('periscopic'), import('is-reference')]);
   const ast = parseAst(code) as unknown as Node;
   const { map, scope: top } = analyze(ast as never);
   const found: { global: (typeof BROWSER_GLOBALS)[number]; offset: number }[] = [];
-  const stack: [Node, Node | null, Scope][] = [[ast, null, top]];
+  const none = new Set<string>();
+  const stack: [Node, Node | null, Scope, Set<string>][] = [[ast, null, top, none]];
   while (stack.length) {
-    const [node, parent, outer] = stack.pop()!;
+    const [node, parent, outer, guarded] = stack.pop()!;
     const scope = map.get(node as never) ?? outer;
     if (node.type === 'Identifier' && parent) {
       const name = node.name as string;
       if ((BROWSER_GLOBALS as readonly string[]).includes(name) && isReference(node as never, parent as never) && !scope.find_owner(name) &&
-        !(parent.type === 'UnaryExpression' && parent.operator === 'typeof')) {
+        !(parent.type === 'UnaryExpression' && parent.operator === 'typeof') && !guarded.has(name)) {
         found.push({ global: name as (typeof BROWSER_GLOBALS)[number], offset: node.start });
       }
       continue;
     }
+    // What a typeof test guards: the right of `&&`, both branches of `if` and `?:` (feature detection).
+    const guard = node.type === 'LogicalExpression' && node.operator === '&&' ? ['left', 'right']
+      : node.type === 'IfStatement' || node.type === 'ConditionalExpression' ? ['test', 'consequent', 'alternate'] : undefined;
+    const tested = guard ? typeofTested(node[guard[0]] as Node) : none;
     for (const key of Object.keys(node)) {
       const v = node[key];
+      const inner = guard && key !== guard[0] && guard.includes(key) && tested.size ? new Set([...guarded, ...tested]) : guarded;
       if (Array.isArray(v)) {
-        for (let i = v.length - 1; i >= 0; i--) if (v[i] && typeof v[i].type === 'string') stack.push([v[i], node, scope]);
-      } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') stack.push([v as Node, node, scope]);
+        for (let i = v.length - 1; i >= 0; i--) if (v[i] && typeof v[i].type === 'string') stack.push([v[i], node, scope, inner]);
+      } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') stack.push([v as Node, node, scope, inner]);
     }
   }
   return found.sort((a, b) => a.offset - b.offset);
