@@ -142,7 +142,7 @@ defineTool({ name: 'note.all', handler: () => ({ cond, full, worker, field, plai
   ]);
   const globals = notes.filter((l) => l.includes(' uses '));
   assert.equal(globals.length, 1, b.stderr);
-  assert.match(globals[0], /^note: .*main\.ts: domy@0\.3\.0 uses `document` and `window` \(first at node_modules\/domy\/index\.js:1\), which extensions do not have .*cheerio and htmlparser2.*docs\/extensions\.md, "Packages that need a browser"/);
+  assert.match(globals[0], /^note: .*main\.ts: domy@0\.3\.0 uses `document` and `window` \(first at node_modules\/domy\/index\.js:1\), which extensions do not have .*linkedom's parseHTML.*docs\/extensions\.md, "Packages that need a browser"/);
   writeFileSync(join(dir, 'call.js'), "await plugins['note.all']({})");
   const r = await kiln(['run', join(dir, 'call.js'), join(dir, 'main.wasm')], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);

@@ -134,6 +134,6 @@ export async function freeGlobals(code: string, map: object, packageOf: (source:
 export function describeFreeGlobal(f: FreeGlobal): string {
   return `${f.pkg} uses ${f.globals.map((g) => `\`${g}\``).join(' and ')} (first at ${f.at}), which extensions do not have (there is no DOM in kiln), so that code throws ` +
     `a ReferenceError when it runs: where the package takes a document or DOM node as an argument, pass one built by a ` +
-    `pure-JavaScript DOM or HTML package (cheerio and htmlparser2 build in kiln); otherwise use a package made for ` +
-    `servers (see ${FREE_GLOBALS_DOC})`;
+    `pure-JavaScript DOM (linkedom's parseHTML gives a document and window that work in kiln; cheerio and htmlparser2 ` +
+    `parse HTML); otherwise use a package made for servers (see ${FREE_GLOBALS_DOC})`;
 }
