@@ -85,7 +85,7 @@ test('the secret host gets the header; other names, spellings, ports and tools d
     ['sec.get', `http://[::1]:${a.port}/ok?tag=v6`, undefined, undefined],
     ['sec.get', `http://[::ffff:127.0.0.1]:${a.port}/ok?tag=mapped`, undefined, undefined],
     ['sec.get', `http://127.0.0.1:${b.port}/ok?tag=otherport`, undefined, undefined],
-    ['sec.get', `http://127.0.0.1:${a.port}@localhost:${a.port}/ok?tag=userinfo`, undefined, undefined],
+    ['sec.spoofed', `http://127.0.0.1:${a.port}@localhost:${a.port}/ok?tag=userinfo`, undefined, undefined],
     // Two secrets: each to its own hosts ("localhost" without a port: any port; any spelling of the name).
     ['sec.both', `http://LocalHost:${a.port}/ok?tag=both-loc`, undefined, LOC_KEY],
     ['sec.both', `http://localhost:${b.port}/ok?tag=both-loc-b`, undefined, LOC_KEY],
@@ -105,6 +105,10 @@ test('the secret host gets the header; other names, spellings, ports and tools d
     assert.ok(!JSON.stringify(r.json).includes(TOKEN) && !JSON.stringify(r.json).includes(LOC_KEY), `${tag}: the response shows no secret`);
   }
   assert.equal(a.tagged('userinfo')[0].host, `localhost:${a.port}`, 'the userinfo case really went to localhost');
+  // Unspoofed, the guest's fetch refuses credentials in a URL before anything is sent, as Node's does.
+  const plain = await call(client, 'sec.get', { url: `http://127.0.0.1:${a.port}@localhost:${a.port}/ok?tag=userinfo-plain` });
+  assert.match(plain.json?.error ?? '', /^TypeError: .*credentials/, plain.text);
+  assert.equal(a.tagged('userinfo-plain').length + b.tagged('userinfo-plain').length, 0, 'nothing was sent');
 
   // The guest's own header of the same name: the secret wins on a secret host; elsewhere the guest's goes out.
   await call(client, 'sec.get', { url: `http://127.0.0.1:${a.port}/ok?tag=own-secret-host`, init: { headers: { Authorization: 'guest-own' } } });

@@ -45,7 +45,7 @@ test('checkUrl with a port pattern: the default port matches whether written or 
   assert.throws(() => checkUrl('t', 'http://box.com:443/', ['box.com:80'], P), /tool "t" may not reach box\.com:443: it is not in allow\.net \(box\.com:80\)/);
   assert.throws(() => checkUrl('t', 'https://box.com/', ['box.com:80'], P), /may not reach box\.com: it is not in allow\.net/);
   assert.doesNotThrow(() => checkUrl('t', 'http://[::1]:8080/', ['[::1]:8080'], P));
-  assert.throws(() => checkUrl('t', 'http://[::1]:8081/', ['[::1]:8080'], P), /may not reach ::1:8081/);
+  assert.throws(() => checkUrl('t', 'http://[::1]:8081/', ['[::1]:8080'], P), /may not reach \[::1\]:8081/);
   // Userinfo, a backslash and tabs are read as a browser reads them: the host is what is connected to.
   assert.throws(() => checkUrl('t', 'http://box.com:80@evil.test:80/', ['box.com:80'], P), /may not reach evil\.test/);
   assert.doesNotThrow(() => checkUrl('t', 'http://box.com\\@evil.test/', ['box.com'], P), 'WHATWG: "\\" ends the host in http(s)');
