@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { readManifest } from './extensions/artifact.js';
 import { Engine, sha256 } from './engine/engine.js';
+import { requestedBackend } from './engine/backends.js';
 import { KilnError, UsageError } from './errors.js';
 import { repoRoot } from './paths.js';
 import { discover } from './extensions/discovery.js';
@@ -209,7 +210,7 @@ async function loadRegistry(paths: string[], configFile: string | undefined, req
     onConfig?.(config, file);
     paths = [...paths, ...config.extensions];
   }
-  const registry = new Registry(await Engine.load(), config?.policy, oneShot);
+  const registry = new Registry(await Engine.load(undefined, undefined, requestedBackend(config?.engine.backend)), config?.policy, oneShot);
   if (config) registry.setNaming(config.mcp.toolNames); // before loading: its name clashes are reported with the rest
   await registry.load(paths, config?.exclude);
   // A server started with nothing to serve still answers, so that its client (not only its stderr, which a
@@ -280,7 +281,9 @@ async function mcp(argv: string[]): Promise<number> {
     ...(config && configPath ? { config: { file: configPath, positionals, current: config } } : {}),
   };
   err(`kiln: serving ${registry.exposed} tool(s) from ${registry.extensions.length} extension(s) over ${values.http ? 'HTTP' : 'stdio'}` +
-    (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : ''));
+    (registry.tools.size > registry.exposed ? ` (and ${registry.tools.size - registry.exposed} callable only through plugins[...])` : '') +
+    `; guests run on ${registry.engine.backend === 'wasmtime' ? `wasmtime ${registry.engine.wasmtime?.wasmtimeVersion}` : 'V8'}` +
+    (registry.engine.choice.fallback ? ` (${registry.engine.choice.fallback})` : ''));
   // A server that may run commands says at start when it cannot isolate them (processes.ts).
   if (registry.policy.commands.enabled && registry.extensions.some((e) => e.artifact.manifest.tools.some((t) => Object.keys(t.allow.commands).length > 0))) {
     (await import('./capabilities/commands/processes.js')).checkCommandSupport();

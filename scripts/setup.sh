@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kiln needs, idempotently, on a fresh Debian machine: Debian's clang, lld, wasi-libc,
 # the wasm32 compiler runtime, chromium, haproxy, nginx and redis-server (the scale-out tests'); the npm packages (npm ci); the compiled host; the process reaper; the engine build;
-# the Python environment build/py (scripts/setup-python.sh). `npm test`, `npm run demo` and `npm run bench` run it first.
+# the wasmtime addon and the engine precompiled for it; the Python environment build/py (scripts/setup-python.sh). `npm test`, `npm run demo` and `npm run bench` run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,5 +37,9 @@ npx --no-install tsc -p tsconfig.json >&2
 node scripts/bundle-cli.mjs >&2 # the command line as a few chunks (bin/kiln.js prefers them when fresh)
 bash scripts/build-reaper.sh # the process reaper every command runs under (host/capabilities/commands/reaper.c)
 node scripts/build-engine.mjs >&2
+# The wasmtime backend: kiln's addon (host/engine/wasmtime/, from crates.io through Cargo.lock), and the engine
+# precompiled for this machine beside it, so no test or command pays the compile.
+bash scripts/build-wasmtime.sh
+node --input-type=module -e "const { Engine } = await import('./dist/host/engine/engine.js'); const e = await Engine.load(); console.error('[setup] guests run on ' + e.backend + (e.choice.fallback ? ' (' + e.choice.fallback + ')' : ''))"
 # Python with wasmtime and wasm-tools, for the portability test (test/wasmtime.test.mjs).
 bash scripts/setup-python.sh

@@ -4,7 +4,8 @@
 // ES module at all.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { ADDON_FILE } from '../dist/host/engine/wasmtime.js';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fixtures, kiln, kilnBin, root, tempDir } from './helpers.mjs';
@@ -29,9 +30,14 @@ test('kiln run of a script calling an artifact loads the bundled CLI and none of
   const { stdout, urls, esm } = await loaded(['run', script, artifact]);
   assert.match(stdout, /Hello, cold!/);
   assert.ok(urls.some((u) => u.endsWith('/dist/cli/cli.js')), 'the bundled CLI ran');
-  // The first ES module a process imports starts Node's ES module loader (~6-10 ms): the engine's bindings
-  // are CommonJS, and nothing on this path is an ES module.
-  assert.ok(urls.some((u) => u.endsWith('/bindings/engine.cjs')), 'the engine\'s CommonJS bindings were required');
+  // The first ES module a process imports starts Node's ES module loader (~6-10 ms): the engine's backend is
+  // required (wasmtime's addon, or jco's CommonJS bindings on V8), and nothing on this path is an ES module.
+  if (existsSync(join(root, 'build/engine', ADDON_FILE)) && process.env.KILN_ENGINE !== 'v8') {
+    assert.ok(urls.some((u) => u.endsWith(`/build/engine/${ADDON_FILE}`)), 'the wasmtime addon was required');
+    assert.ok(!urls.some((u) => u.endsWith('/bindings/engine.cjs')), 'on wasmtime jco\'s bindings are not loaded');
+  } else {
+    assert.ok(urls.some((u) => u.endsWith('/bindings/engine.cjs')), 'the engine\'s CommonJS bindings were required');
+  }
   assert.deepEqual(esm, [], 'no ES module was loaded');
   assert.ok(!urls.some((u) => u.includes('/dist/host/')), 'no unbundled module ran');
   for (const heavy of ['@modelcontextprotocol', 'rollup', 'sucrase', '/ajv/', 'undici', 'tough-cookie', 'execa', 'trace-mapping', 'smol-toml', 'node:http', 'node:dns']) {

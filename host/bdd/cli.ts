@@ -8,6 +8,7 @@ import { KilnError } from '../errors.js';
 import { defaultConfig } from '../config/config-file.js';
 import { discover, globRegExp } from '../extensions/discovery.js';
 import { Engine } from '../engine/engine.js';
+import { requestedBackend } from '../engine/backends.js';
 import { Registry } from '../extensions/registry.js';
 import { Sessions } from '../sessions/sessions.js';
 import { DEFAULT_POLICY, type OperatorPolicy } from '../policy/policy.js';
@@ -139,7 +140,7 @@ export async function bdd(argv: string[], err: (line: string) => void): Promise<
   }
 
   T('features');
-  const engine = await Engine.load();
+  const engine = await Engine.load(undefined, undefined, requestedBackend(config?.engine.backend));
   const registry = new Registry(engine, policy);
   const extensionFiles = config ? discover(config.extensions, config.exclude) : [];
   await registry.load(extensionFiles, config?.exclude);

@@ -59,7 +59,7 @@ export class BuildPool {
 
   private start(): Lane {
     const worker = new Worker(new URL(import.meta.url), {
-      workerData: { kilnBuildWorker: true, engineDir: this.engine.dir, modules: this.engine.modules, loadTimeoutMs: this.loadTimeoutMs },
+      workerData: { kilnBuildWorker: true, engineDir: this.engine.dir, modules: this.engine.modules, backend: this.engine.backend, loadTimeoutMs: this.loadTimeoutMs },
     });
     const lane: Lane = { worker };
     worker.on('message', (r: Reply) => {
@@ -115,7 +115,7 @@ export function buildAll(engine: Engine, files: string[], loadTimeoutMs?: number
 // An async function, not a top-level await: the command line's bundle is CommonJS (scripts/bundle-cli.mjs).
 if (parentPort && workerData?.kilnBuildWorker) void (async (port) => {
   const { Builder } = await import('./artifact.js');
-  const engine = await Engine.load(workerData.engineDir, workerData.modules);
+  const engine = await Engine.load(workerData.engineDir, workerData.modules, workerData.backend);
   const builder = new Builder(engine, workerData.loadTimeoutMs);
   port.on('message', async (job: Job) => {
     try {

@@ -78,6 +78,9 @@
 //   root = "."                  # the workspace root, relative to this file (default: the server's working directory)
 //   maxWriteBytesPerCall = 67108864       # bytes one call may write; also maxWriteBytesPerSession, maxWriteBytes, ...
 //
+//   [engine]                    # what runs the guests (engine/engine.ts)
+//   backend = "wasmtime"        # "wasmtime" (default where kiln's addon is built) | "v8"; KILN_ENGINE wins
+//
 //   [mcp]                       # the MCP protocol side (mcp/)
 //   pageSize = 100              # tools per tools/list page (0: one page)
 //   toolNames = "declared"      # "portable": names advertised as ^[a-zA-Z0-9_-]{1,64}$ (dots as underscores)
@@ -124,6 +127,7 @@ import { DEFAULT_NET_POLICY, parsePattern, type NetPolicy } from '../capabilitie
 import { readSecrets, SECRET_NAME } from '../capabilities/secrets/secrets.js';
 import { DEFAULT_MAX_PROCESSES, MAX_PROCESSES_CEILING } from '../capabilities/commands/commands.js';
 import { KilnError } from '../errors.js';
+import { BACKENDS, type Backend } from '../engine/backends.js';
 import { parseDocument } from './document.js';
 import { AUDIT_KEEP_RANGE, DEFAULT_AUDIT, type AuditSettings } from '../policy/audit-log.js';
 import { grantedToolName, NO_GRANTS, TOOL_QUALIFIER, type Grant, type Grants } from '../policy/grants.js';
@@ -149,6 +153,8 @@ export interface KilnConfig {
   principals: Record<string, PrincipalSettings & { tokenSha256?: string }>;
   /** [mcp]: the protocol side (mcp/). */
   mcp: McpSettings;
+  /** [engine]: the backend that runs guests (engine/engine.ts); none: wasmtime where it can run, else V8. */
+  engine: { backend?: Backend };
 }
 
 /** What one principal may do (mcp/principals.ts). */
@@ -217,7 +223,7 @@ export function readConfig(file: string): KilnConfig {
     throw new ConfigError(`${file}: \`exclude\` must be a list of glob patterns`);
   }
   for (const k of Object.keys(doc)) {
-    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'mcp', 'principals', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
+    if (!['extensions', 'exclude', 'policy', 'grants', 'commands', 'net', 'scripting', 'limits', 'sessions', 'test', 'http', 'mcp', 'engine', 'principals', 'browser', 'audit', 'secrets', 'approvals', 'fs'].includes(k)) throw new ConfigError(`${file}: unknown setting "${k}"`);
   }
   const commands = readCeiling(file, doc.commands);
   return {
@@ -239,8 +245,20 @@ export function readConfig(file: string): KilnConfig {
     http: readHttp(file, doc.http),
     principals: readPrincipals(file, doc.principals),
     mcp: readMcp(file, doc.mcp),
+    engine: readEngine(file, doc.engine),
     test: readTest(file, doc.test),
   };
+}
+
+function readEngine(file: string, v: unknown): KilnConfig['engine'] {
+  if (v === undefined) return {};
+  if (!isTable(v)) throw new ConfigError(`${file}: [engine] must be a table`);
+  for (const k of Object.keys(v)) if (k !== 'backend') throw new ConfigError(`${file}: [engine] has an unknown key "${k}" (backend)`);
+  if (v.backend === undefined) return {};
+  if (!(BACKENDS as readonly unknown[]).includes(v.backend)) {
+    throw new ConfigError(`${file}: [engine] backend must be ${BACKENDS.map((b) => `"${b}"`).join(' or ')} (found ${JSON.stringify(v.backend)})`);
+  }
+  return { backend: v.backend as Backend };
 }
 
 const GRANT_KEYS = ['commands', 'net', 'browser', 'tools', 'secrets', 'fs', 'env', 'allowEnv'];

@@ -4,8 +4,13 @@
 // (`kiln-manifest`, `kiln-image`: the extension's bytecode, and optionally `kiln-sourcemap`). `verify` checks
 // this, so a host runs no code but its own engine's; the prelude lives inside the engine (in its snapshot),
 // so an artifact cannot replace kiln's guest runtime either; the image is only ever handed to `guest.load`
-// as data. Because the code never differs between artifacts, V8 compiles and tiers it once per process, and
-// every extension, session and worker instantiates the same compiled modules.
+// as data. Because the code never differs between artifacts, it is compiled once per process (V8: the core
+// modules, compiled and tiered; wasmtime: the precompiled component, mapped), and every extension, session and
+// worker instantiates the same code.
+//
+// Two backends run it (docs/architecture.md, "Engine backends"): wasmtime inside this process through kiln's
+// addon (engine/wasmtime.ts), the default where the addon is present; V8 through jco's bindings everywhere
+// else and on request. Both get the same import object and give instance.ts the same guest.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,6 +18,8 @@ import { join } from 'node:path';
 import { EngineError } from '../errors.js';
 import { engineDir } from '../paths.js';
 import { coreModules, moduleBytes, readCustomName, sections, WasmFormatError } from './wasm-binary.js';
+import { loadAddon, WasmtimeEngine } from './wasmtime.js';
+import { requestedBackend, type Backend, type BackendChoice } from './backends.js';
 
 export const IMAGE_SECTION = 'kiln-image';
 /** The custom sections an artifact may carry after the engine, and how many of each. */
@@ -55,14 +62,30 @@ export class Engine {
     readonly dir: string,
     readonly component: Uint8Array,
     readonly info: EngineInfo,
-    readonly instantiate: Instantiate,
+    private readonly bindingsFile: string,
+    readonly choice: BackendChoice,
+    /** The precompiled engine, on the wasmtime backend. */
+    readonly wasmtime: WasmtimeEngine | undefined,
     compiled?: CompiledModules,
   ) {
-    this.modules = compiled ?? coreModules(component).map((s) => new WebAssembly.Module(moduleBytes(component, s) as BufferSource));
+    // On wasmtime V8 compiles nothing: the bindings are kept only for the V8 backend.
+    this.modules = wasmtime ? [] : compiled ?? coreModules(component).map((s) => new WebAssembly.Module(moduleBytes(component, s) as BufferSource));
   }
 
-  /** Load the engine build from `dir`; `compiled`: modules another thread already compiled from it. */
-  static async load(dir = engineDir(), compiled?: CompiledModules): Promise<Engine> {
+  get backend(): Backend {
+    return this.choice.backend;
+  }
+
+  /** jco's bindings (the V8 backend), loaded on first use. */
+  get instantiate(): Instantiate {
+    // CommonJS (scripts/engine/bindings.mjs, COMMONJS_BINDINGS): no ES module loader on a command's path.
+    return (this.bindings ??= createRequire(import.meta.url)(this.bindingsFile)).instantiate as Instantiate;
+  }
+  private bindings: { instantiate: unknown } | undefined;
+
+  /** Load the engine build from `dir`; `compiled`: modules another thread already compiled from it;
+   *  `backend`: the one asked for (requestedBackend; none: wasmtime where it can run, else V8). */
+  static async load(dir = engineDir(), compiled?: CompiledModules, backend: Backend | undefined = requestedBackend()): Promise<Engine> {
     const file = (name: string) => join(dir, name);
     if (!existsSync(file('engine.wasm')) || !existsSync(file('bindings/engine.cjs')) || !existsSync(file('engine.json'))) {
       throw new EngineError(`no engine build in ${dir}: run \`npm run build:engine\` (npm test and npm run demo do it for you)`);
@@ -74,9 +97,21 @@ export class Engine {
     if (sha256(component) !== info.componentSha256) {
       throw new EngineError(`${file('engine.wasm')} is not the engine its engine.json records (sha256 ${info.componentSha256}): rebuild it with \`npm run build:engine\`, or reinstall the package`);
     }
-    // CommonJS (scripts/engine/bindings.mjs, COMMONJS_BINDINGS): no ES module loader on a command's path.
-    const bindings = createRequire(import.meta.url)(file('bindings/engine.cjs'));
-    return new Engine(dir, component, info, bindings.instantiate as Instantiate, compiled);
+    let choice: BackendChoice = { backend: backend ?? 'wasmtime' };
+    let wasmtime: WasmtimeEngine | undefined;
+    if (choice.backend === 'wasmtime') {
+      let { addon, why } = loadAddon(dir);
+      try {
+        if (addon) wasmtime = WasmtimeEngine.open(addon, dir, component, info.componentSha256);
+      } catch (e: any) {
+        why = `the wasmtime backend could not load the engine (${e?.message ?? e})`;
+      }
+      if (!wasmtime) {
+        if (backend === 'wasmtime') throw new EngineError(`${why}; choose the V8 backend with KILN_ENGINE=v8 or [engine] backend = "v8" in kiln.toml`);
+        choice = { backend: 'v8', fallback: why };
+      }
+    }
+    return new Engine(dir, component, info, file('bindings/engine.cjs'), choice, wasmtime, compiled);
   }
 
   /** Check that `artifact` is this engine followed only by kiln's custom sections, each as often as allowed.

@@ -33,6 +33,7 @@ import { errorText, opJson, OUT_OF_MEMORY, toolError, type BytesOutcome } from '
 import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
+import { isDeadline, type WasmtimeGuest } from './wasmtime.js';
 
 export type { OpKind } from '../capabilities/operations.js';
 export type { LogLevel } from './imports.js';
@@ -174,8 +175,10 @@ export class GuestInstance {
   private image: Uint8Array | undefined;
   private runLimitMs = DEFAULT_RUN_MS;
   private logs!: LogLimiter<LogLevel>;
-  /** The guest's linear memory, and the size past which the instance is discarded (see `enter`). */
+  /** The guest's linear memory (V8) or the instance that has it (wasmtime), and the size past which the
+   *  instance is discarded (see `enter`). */
   private memory?: WebAssembly.Memory;
+  private native?: WasmtimeGuest;
   private memoryCeiling = Infinity;
   private dead: KilnError | undefined;
   /** Armed while guest code runs: the interrupt import answers true past it. */
@@ -229,10 +232,16 @@ export class GuestInstance {
   /** The engine instantiated, its imports bound to an instance that has no host yet. */
   private static async blank(engine: Engine): Promise<GuestInstance> {
     const self = new GuestInstance();
+    const imports = { ...wasiImports((stream, text) => self.host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() };
+    if (engine.wasmtime) {
+      self.native = engine.wasmtime.instantiate(imports);
+      self.guest = self.native.guest;
+      return self;
+    }
     const main = engine.main;
     const exports = await engine.instantiate(
       engine.moduleSet(),
-      { ...wasiImports((stream, text) => self.host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() },
+      imports,
       (m, i) => {
         const instance = new WebAssembly.Instance(m, i);
         if (m === main) self.memory = instance.exports.memory as WebAssembly.Memory;
@@ -250,6 +259,7 @@ export class GuestInstance {
   /** Run the extension's top level; returns the manifest it registered. */
   load(config: LoadConfig): unknown {
     if (config.memoryLimit) this.memoryCeiling = config.memoryLimit + MEMORY_SLACK;
+    this.native?.setMemoryCeiling(this.memoryCeiling);
     this.loading = true;
     try {
       const image = this.image ?? new Uint8Array();
@@ -397,10 +407,17 @@ export class GuestInstance {
     let result: unknown;
     let failure: unknown;
     this.host.busy?.(true);
+    // wasmtime stops the run itself at the deadline (epoch interruption), even in code that never reaches
+    // the interrupt import; V8 relies on the import alone.
+    this.native?.setDeadline(this.runDeadline - startedAt);
     try {
       result = fn();
     } catch (e: any) {
       failure = e;
+      if (isDeadline(e) && this.interruptedAt === undefined) {
+        this.interruptedAt = performance.now();
+        this.interruptedByCpu = this.interruptedAt > this.cpuDeadline;
+      }
     } finally {
       this.runDeadline = Infinity;
       this.cpuDeadline = Infinity;
@@ -416,12 +433,13 @@ export class GuestInstance {
         : new TimeoutError('the guest ran past its time limit and was stopped; its globals were reset'));
       throw this.dead;
     }
-    if (this.outOfMemory) {
+    if (this.outOfMemory || this.native?.memoryRefused()) {
       this.dispose(new MemoryLimitError('the guest ran out of its memory limit; its globals were reset'));
       throw this.dead;
     }
-    if (this.memory && this.memory.buffer.byteLength > this.memoryCeiling) {
-      this.dispose(new MemoryLimitError(`the guest's memory grew to ${this.memory.buffer.byteLength} bytes, past its limit; its globals were reset`));
+    const memoryBytes = this.native ? this.native.memoryBytes() : this.memory?.buffer.byteLength ?? 0;
+    if (memoryBytes > this.memoryCeiling) {
+      this.dispose(new MemoryLimitError(`the guest's memory grew to ${memoryBytes} bytes, past its limit; its globals were reset`));
       throw this.dead;
     }
     if (this.overran) {

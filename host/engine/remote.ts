@@ -132,7 +132,7 @@ export class SessionWorker {
 
   constructor(engine: Engine) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, busy: this.busyFlag.buffer, stop: this.stopWord.buffer, epoch: this.epoch },
+      workerData: { kilnWorker: true, engineDir: engine.dir, modules: engine.modules, backend: engine.backend, busy: this.busyFlag.buffer, stop: this.stopWord.buffer, epoch: this.epoch },
       // A larger native stack than the default 4 MB gives guests the deepest recursion the engine allows (the
       // guest's own limit follows it: host/engine/stack.ts); it is reserved, and touched only by deep recursion.
       resourceLimits: { stackSizeMb: WORKER_STACK_MB },

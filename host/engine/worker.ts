@@ -57,7 +57,7 @@ export function toWire(e: unknown): WireError {
 if (parentPort && workerData?.kilnWorker) void (async (port) => {
   const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
   // The engine modules the main thread compiled: this thread instantiates them without compiling again.
-  const engine = await Engine.load(workerData.engineDir, workerData.modules);
+  const engine = await Engine.load(workerData.engineDir, workerData.modules, workerData.backend);
   GuestInstance.keepSpares(engine); // a new session's guest on this thread costs its load only
   const varsBySession = new Map<string, Map<string, string>>();
   const varsOf = (session: string) => {

@@ -29,7 +29,11 @@ export function auditReport(registry: Registry, includeSchema: boolean, visible?
   const declaredSecrets = new Set(extensions.flatMap((ext) => ext.artifact.manifest.tools.filter((t) => shown(t.name)).flatMap((t) => t.allow.secrets ?? [])));
   const secrets = secretsReport(registry);
   return {
-    engine: { id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version },
+    engine: {
+      id: registry.engine.info.id, quickjs: registry.engine.info.quickjs.version, backend: registry.engine.backend,
+      ...(registry.engine.wasmtime ? { wasmtime: registry.engine.wasmtime.wasmtimeVersion } : {}),
+      ...(registry.engine.choice.fallback ? { fallback: registry.engine.choice.fallback } : {}),
+    },
     operator: {
       policy: { mode: registry.policy.grants.mode }, toolNames: registry.naming, commands: registry.policy.commands, net: registry.policy.net,
       allowEnv: registry.policy.allowEnv, browser: { enabled: registry.policy.browser.enabled },

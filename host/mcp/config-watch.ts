@@ -63,6 +63,7 @@ export function watchConfig(host: McpHost, config: ConfigWatch, toolsChanged: ()
       const needRestart: string[] = RESTART_SECTIONS.filter((s) => JSON.stringify(started.policy[s]) !== JSON.stringify(next.policy[s])).map((s) => `[${s}]`);
       if (JSON.stringify(started.http) !== JSON.stringify(next.http)) needRestart.push('[http]');
       if (started.mcp.stateKeyFile !== next.mcp.stateKeyFile) needRestart.push('[mcp] stateKeyFile');
+      if (started.engine.backend !== next.engine.backend) needRestart.push('[engine]');
       host.registry.applyPolicy(next.policy);
       host.settings = next.mcp; // pages, tool names, cache hints and tasks, from the next request on
       config.current = next;

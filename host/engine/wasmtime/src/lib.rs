@@ -1,0 +1,593 @@
+// kiln's wasmtime backend: a Node addon that runs the engine component on wasmtime, inside the host process,
+// on the calling thread.
+//
+// Invariants:
+//  - The addon adds no authority. Every import the component declares is answered by the JavaScript function
+//    the host passes in for it (the same import object the V8 backend gets: host/engine/imports.ts and
+//    host/engine/wasi.ts), called synchronously on the thread that called into the guest. An import the host
+//    does not provide fails instantiation; nothing is implemented here.
+//  - One wasmtime `Engine` per process (every worker thread shares it), configured once: copy-on-write
+//    memory images, epoch interruption, and the pooling allocator when the host asks for it.
+//  - Precompiled code is loaded only from bytes the host compiled itself (`precompile`) for this engine
+//    configuration and verified; wasmtime checks their version and CPU features before using them.
+//  - A guest's run ends at its deadline (epoch interruption: reported as `KILN_DEADLINE`), and its linear
+//    memory grows only up to the ceiling the host set (the limiter refuses past it: the guest sees
+//    `memory.grow` fail, as QuickJS's own out-of-memory).
+//  - The guest is never re-entered: a call into it while one is running on the same instance is refused.
+mod js;
+mod values;
+
+use js::{Fail, Value};
+use napi::bindgen_prelude::*;
+use napi::{sys, Env, JsValue};
+use napi_derive::napi;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceType, Val};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreContextMut, Trap};
+
+/// How often the epoch advances: the resolution of a run's deadline.
+const EPOCH_TICK: Duration = Duration::from_millis(2);
+/// Native stack wasm may use when the host configures none.
+const DEFAULT_WASM_STACK: usize = 1 << 20;
+
+/// The JavaScript objects the guest holds as resources (an output stream, ...), by their `rep`.
+#[derive(Default)]
+pub struct Resources {
+  slots: Vec<Option<sys::napi_ref>>,
+  free: Vec<u32>,
+}
+
+impl Resources {
+  fn insert(&mut self, env: js::Env, v: Value) -> js::Js<u32> {
+    let r = js::reference(env, v)?;
+    Ok(match self.free.pop() {
+      Some(i) => {
+        self.slots[i as usize] = Some(r);
+        i
+      }
+      None => {
+        self.slots.push(Some(r));
+        (self.slots.len() - 1) as u32
+      }
+    })
+  }
+  fn get(&self, env: js::Env, rep: u32) -> js::Js<Value> {
+    match self.slots.get(rep as usize) {
+      Some(Some(r)) => js::deref(env, *r),
+      _ => Err(Fail::Napi(format!("no resource {rep}"))),
+    }
+  }
+  fn remove(&mut self, env: js::Env, rep: u32) {
+    if let Some(slot) = self.slots.get_mut(rep as usize) {
+      if let Some(r) = slot.take() {
+        js::unreference(env, r);
+        self.free.push(rep);
+      }
+    }
+  }
+}
+
+/// What the limiter allows and what it has seen.
+struct Limits {
+  /// Bytes one linear memory may grow to (usize::MAX: no ceiling).
+  ceiling: usize,
+  /// The largest linear memory of the instance, in bytes.
+  largest: usize,
+  /// Set when a growth past the ceiling was refused.
+  refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+  fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    if desired > self.ceiling {
+      self.refused = true;
+      return Ok(false);
+    }
+    self.largest = self.largest.max(desired);
+    Ok(true)
+  }
+  fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    Ok(desired <= 1 << 20)
+  }
+}
+
+/// A store's data: the JavaScript side of one instance.
+pub struct Host {
+  /// The env of the call in progress (set at each entry; only used during it).
+  env: js::Env,
+  /// The host's function for each plain import, by the import's index (`Loaded::imports`).
+  funcs: Vec<Option<sys::napi_ref>>,
+  resources: Resources,
+  /// How many resource kinds the linker defined (`ResourceType::host_dynamic(0..n)`).
+  resource_kinds: u32,
+  /// An exception a host function threw that is not the ABI's error value: rethrown when the call unwinds.
+  thrown: Option<sys::napi_ref>,
+  limits: Limits,
+}
+
+// The store lives on the thread that created it; `env` is only read during a call on that thread.
+unsafe impl Send for Host {}
+
+impl Drop for Host {
+  fn drop(&mut self) {
+    for r in self.funcs.drain(..).flatten() {
+      js::unreference(self.env, r);
+    }
+    for r in self.resources.slots.drain(..).flatten() {
+      js::unreference(self.env, r);
+    }
+    if let Some(r) = self.thrown.take() {
+      js::unreference(self.env, r);
+    }
+  }
+}
+
+/// One import the component declares, as the host's import object names it.
+#[derive(Clone)]
+struct ImportSpec {
+  /// The interface without its version (`wasi:cli/stdout`), as jco keys the import object.
+  interface: String,
+  /// The function's name in camelCase (`getStdout`), or for a method, the method's.
+  name: String,
+  method: bool,
+}
+
+/// The engine component, compiled, with its linker: shared by every thread of the process.
+struct Loaded {
+  pre: InstancePre<Host>,
+  imports: Vec<ImportSpec>,
+  resource_kinds: u32,
+  exports: GuestExports,
+}
+
+struct GuestExports {
+  load: ComponentExportIndex,
+  invoke: ComponentExportIndex,
+  complete: ComponentExportIndex,
+  complete_bytes: ComponentExportIndex,
+  cancel: ComponentExportIndex,
+  run_script: ComponentExportIndex,
+  compile: ComponentExportIndex,
+}
+
+static ENGINE: OnceLock<std::result::Result<Engine, String>> = OnceLock::new();
+static LOADED: Mutex<Vec<(String, Arc<Loaded>)>> = Mutex::new(Vec::new());
+
+fn err(e: impl std::fmt::Display) -> Error {
+  Error::from_reason(e.to_string())
+}
+
+/// The process's engine, configured by the first call (`wasm_stack`: bytes of native stack wasm may use).
+fn engine(wasm_stack: Option<usize>) -> Result<&'static Engine> {
+  ENGINE
+    .get_or_init(|| {
+      let mut c = Config::new();
+      c.wasm_component_model(true);
+      c.epoch_interruption(true);
+      c.memory_init_cow(true);
+      let stack = wasm_stack.unwrap_or(DEFAULT_WASM_STACK);
+      // No fiber is ever made (no async), but the check that a fiber could hold the wasm stack still runs.
+      c.async_stack_size(stack + (1 << 20));
+      c.max_wasm_stack(stack);
+      let e = Engine::new(&c).map_err(|e| format!("{e:#}"))?;
+      let weak = e.weak();
+      std::thread::Builder::new()
+        .name("kiln-epoch".into())
+        .spawn(move || loop {
+          std::thread::sleep(EPOCH_TICK);
+          match weak.upgrade() {
+            Some(e) => e.increment_epoch(),
+            None => break,
+          }
+        })
+        .map_err(|e| e.to_string())?;
+      Ok(e)
+    })
+    .as_ref()
+    .map_err(err)
+}
+
+/// The version of wasmtime this addon embeds (part of a precompiled file's key).
+#[napi]
+pub fn wasmtime_version() -> String {
+  env!("KILN_WASMTIME_VERSION").to_string()
+}
+
+/// Configure the process's engine before its first use (a later call changes nothing).
+#[napi]
+pub fn configure(wasm_stack_bytes: f64) -> Result<()> {
+  engine(Some(wasm_stack_bytes as usize)).map(|_| ())
+}
+
+/// Compile the engine component `wasm` ahead of time for this machine and this engine configuration.
+#[napi]
+pub fn precompile(wasm: Uint8Array) -> Result<Uint8Array> {
+  let e = engine(None)?;
+  let bytes = e.precompile_component(&wasm).map_err(|e| err(format!("{e:#}")))?;
+  Ok(Uint8Array::from(bytes))
+}
+
+fn export(component: &Component, parent: &ComponentExportIndex, name: &str) -> Result<ComponentExportIndex> {
+  component
+    .get_export_index(Some(parent), name)
+    .ok_or_else(|| err(format!("the engine component exports no guest.{name}")))
+}
+
+fn define(linker: &mut Linker<Host>, component: &Component, e: &Engine) -> Result<(Vec<ImportSpec>, u32)> {
+  let mut specs = Vec::new();
+  let mut kinds = 0u32;
+  let mut seen: Vec<(ResourceType, u32)> = Vec::new();
+  for (iface, item) in component.component_type().imports(e) {
+    let ComponentItem::ComponentInstance(inst) = item.ty else {
+      return Err(err(format!("the engine component imports {iface}, which is not an interface")));
+    };
+    let js_iface = iface.split('@').next().unwrap_or(iface).to_string();
+    let mut li = linker.instance(iface).map_err(err)?;
+    for (name, item) in inst.exports(e) {
+      match item.ty {
+        // A resource an interface `use`s from another is the same type there: it keeps its kind.
+        ComponentItem::Resource(rt) => {
+          let kind = match seen.iter().find(|(t, _)| *t == rt) {
+            Some((_, k)) => *k,
+            None => {
+              seen.push((rt, kinds));
+              kinds += 1;
+              kinds - 1
+            }
+          };
+          li.resource(name, ResourceType::host_dynamic(kind), |mut store: StoreContextMut<'_, Host>, rep| {
+            let env = store.data().env;
+            store.data_mut().resources.remove(env, rep);
+            Ok(())
+          })
+          .map_err(err)?;
+        }
+        ComponentItem::ComponentFunc(_) => {
+          let (method, fname) = match name.strip_prefix("[method]") {
+            Some(rest) => (true, rest.split('.').nth(1).unwrap_or(rest)),
+            None if name.starts_with('[') => return Err(err(format!("the engine component imports {iface}#{name}, a kind of function kiln does not bridge"))),
+            None => (false, name),
+          };
+          let index = specs.len();
+          specs.push(ImportSpec { interface: js_iface.clone(), name: values::camel(fname), method });
+          let method_name = method.then(|| values::camel(fname));
+          li.func_new(name, move |store, ty, params, results| bridge(store, index, method_name.as_deref(), &ty, params, results)).map_err(err)?;
+        }
+        // Type definitions (records, variants, aliases) need nothing from the host.
+        ComponentItem::Type(_) => {}
+        _ => return Err(err(format!("the engine component imports {iface}#{name}, which kiln does not bridge"))),
+      }
+    }
+  }
+  Ok((specs, kinds))
+}
+
+/// One import call: the guest's arguments to the host's function, and its answer (or its throw) back. Every
+/// JavaScript value it makes lives in a handle scope of its own, closed when it returns: a guest run is one
+/// call from JavaScript however many imports it makes, and without it their values would stay reachable
+/// until the run ends (a guest logging in a loop held hundreds of MB).
+fn bridge(store: StoreContextMut<'_, Host>, index: usize, method: Option<&str>, ty: &ComponentFunc, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
+  let env = store.data().env;
+  let mut scope = std::ptr::null_mut();
+  unsafe { sys::napi_open_handle_scope(env, &mut scope) };
+  let out = bridge_in_scope(store, index, method, ty, params, results);
+  unsafe { sys::napi_close_handle_scope(env, scope) };
+  out
+}
+
+fn bridge_in_scope(mut store: StoreContextMut<'_, Host>, index: usize, method: Option<&str>, ty: &ComponentFunc, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
+  let env = store.data().env;
+  let fail = |store: &mut StoreContextMut<'_, Host>, f: Fail| -> wasmtime::Error {
+    match f {
+      Fail::Thrown(v) => {
+        if let Ok(r) = js::reference(env, v) {
+          store.data_mut().thrown = Some(r);
+        }
+        wasmtime::Error::msg("a host function threw")
+      }
+      Fail::Napi(m) => wasmtime::Error::msg(format!("import bridge: {m}")),
+    }
+  };
+  let param_types: Vec<Type> = ty.params().map(|(_, t)| t).collect();
+  let result_types: Vec<Type> = ty.results().collect();
+  let mut args = Vec::with_capacity(params.len());
+  for (v, t) in params.iter().zip(param_types.iter()) {
+    match values::to_js(&mut store, v, t) {
+      Ok(x) => args.push(x),
+      Err(f) => return Err(fail(&mut store, f)),
+    }
+  }
+  let target = if let Some(name) = method {
+    let this = args.remove(0);
+    js::get(env, this, name).map(|f| (this, f))
+  } else {
+    match store.data().funcs.get(index).copied().flatten() {
+      Some(r) => js::deref(env, r).and_then(|f| Ok((js::undefined(env)?, f))),
+      None => Err(Fail::Napi("import not bound".into())),
+    }
+  };
+  let (this, f) = match target {
+    Ok(x) => x,
+    Err(e) => return Err(fail(&mut store, e)),
+  };
+  let returned = js::call(env, this, f, &args);
+  let result_ty = result_types.first();
+  let out = match (returned, result_ty) {
+    (Ok(_), None) => return Ok(()),
+    (Ok(v), Some(Type::Result(r))) => match r.ok() {
+      Some(t) => values::from_js(&mut store, v, &t).map(|x| Val::Result(Ok(Some(Box::new(x))))),
+      None => Ok(Val::Result(Ok(None))),
+    },
+    (Ok(v), Some(t)) => values::from_js(&mut store, v, t),
+    // jco's rule for a throw from a result-returning import: `e.payload` if it has one, the thrown value
+    // itself unless it is an Error; an Error traps.
+    (Err(Fail::Thrown(e)), Some(Type::Result(r))) => {
+      let payload = match js::has_own(env, e, "payload") {
+        Ok(true) => js::get(env, e, "payload"),
+        Ok(false) => match js::is_error(env, e) {
+          Ok(false) => Ok(e),
+          Ok(true) => Err(Fail::Thrown(e)),
+          Err(x) => Err(x),
+        },
+        Err(x) => Err(x),
+      };
+      payload.and_then(|p| match r.err() {
+        Some(t) => values::from_js(&mut store, p, &t).map(|x| Val::Result(Err(Some(Box::new(x))))),
+        None => Ok(Val::Result(Err(None))),
+      })
+    }
+    (Err(f), _) => Err(f),
+  };
+  match out {
+    Ok(v) => {
+      results[0] = v;
+      Ok(())
+    }
+    Err(f) => Err(fail(&mut store, f)),
+  }
+}
+
+/// The engine component, precompiled, with its imports bound: instantiates guests.
+#[napi]
+pub struct Runtime {
+  loaded: Arc<Loaded>,
+}
+
+#[napi]
+impl Runtime {
+  /// The precompiled engine `code` (made by `precompile` for this engine configuration), known as `key`
+  /// (its sha256: a second thread of the process gets the one already loaded).
+  #[napi(constructor)]
+  pub fn new(key: String, code: Uint8Array) -> Result<Self> {
+    if let Some((_, l)) = LOADED.lock().map_err(err)?.iter().find(|(k, _)| *k == key) {
+      return Ok(Runtime { loaded: l.clone() });
+    }
+    let e = engine(None)?;
+    // Safety: these are the bytes the host wrote with `precompile` and checked against the sha256 it wrote
+    // beside them (host/engine/wasmtime.ts); wasmtime checks their header (version, configuration, CPU) and
+    // copies them into its own executable memory, so a later change to the file changes nothing here.
+    let component = unsafe { Component::deserialize(e, &code) }.map_err(|x| err(format!("{x:#}")))?;
+    let mut linker = Linker::new(e);
+    let (imports, resource_kinds) = define(&mut linker, &component, e)?;
+    let guest = component
+      .get_export_index(None, "kiln:extension/guest@0.7.0")
+      .ok_or_else(|| err("the engine component exports no kiln:extension/guest@0.7.0"))?;
+    let exports = GuestExports {
+      load: export(&component, &guest, "load")?,
+      invoke: export(&component, &guest, "invoke")?,
+      complete: export(&component, &guest, "complete")?,
+      complete_bytes: export(&component, &guest, "complete-bytes")?,
+      cancel: export(&component, &guest, "cancel")?,
+      run_script: export(&component, &guest, "run-script")?,
+      compile: export(&component, &guest, "compile")?,
+    };
+    let pre = linker.instantiate_pre(&component).map_err(|x| err(format!("{x:#}")))?;
+    let loaded = Arc::new(Loaded { pre, imports, resource_kinds, exports });
+    LOADED.lock().map_err(err)?.push((key, loaded.clone()));
+    Ok(Runtime { loaded })
+  }
+
+  /// A new guest whose imports are the functions of `imports` (keyed by interface, as jco's are).
+  #[napi]
+  pub fn instantiate(&self, env: Env, imports: Unknown) -> Result<Guest> {
+    let raw = env.raw();
+    let obj = imports.raw();
+    let mut funcs = Vec::with_capacity(self.loaded.imports.len());
+    for spec in &self.loaded.imports {
+      if spec.method {
+        funcs.push(None);
+        continue;
+      }
+      let found = js::get(raw, obj, &spec.interface).and_then(|i| {
+        if js::type_of(raw, i)? != sys::ValueType::napi_object {
+          return Err(Fail::Napi(String::new()));
+        }
+        let f = js::get(raw, i, &spec.name)?;
+        if js::type_of(raw, f)? != sys::ValueType::napi_function {
+          return Err(Fail::Napi(String::new()));
+        }
+        js::reference(raw, f)
+      });
+      match found {
+        Ok(r) => funcs.push(Some(r)),
+        Err(_) => {
+          for r in funcs.into_iter().flatten() {
+            js::unreference(raw, r);
+          }
+          return Err(err(format!("the host gives no function for the import {}#{}", spec.interface, spec.name)));
+        }
+      }
+    }
+    let host = Host {
+      env: raw,
+      funcs,
+      resources: Resources::default(),
+      resource_kinds: self.loaded.resource_kinds,
+      thrown: None,
+      limits: Limits { ceiling: usize::MAX, largest: 0, refused: false },
+    };
+    let mut store = Store::new(self.loaded.pre.engine(), host);
+    store.limiter(|h| &mut h.limits);
+    store.set_epoch_deadline(u64::MAX / 2);
+    let instance = self.loaded.pre.instantiate(&mut store).map_err(|x| err(format!("{x:#}")))?;
+    Ok(Guest { store, instance, loaded: self.loaded.clone(), busy: false })
+  }
+}
+
+/// The outcome of a result-typed export: `ok` and its value, or the guest's error text.
+#[napi(object)]
+pub struct Outcome {
+  pub ok: bool,
+  pub value: Option<String>,
+  pub bytes: Option<Uint8Array>,
+}
+
+/// One guest: a store with the engine instantiated in it.
+#[napi]
+pub struct Guest {
+  store: Store<Host>,
+  instance: wasmtime::component::Instance,
+  loaded: Arc<Loaded>,
+  busy: bool,
+}
+
+#[napi]
+impl Guest {
+  /// Bytes of the instance's largest linear memory.
+  #[napi]
+  pub fn memory_bytes(&self) -> f64 {
+    self.store.data().limits.largest as f64
+  }
+
+  /// True once a growth past the ceiling was refused.
+  #[napi]
+  pub fn memory_refused(&self) -> bool {
+    self.store.data().limits.refused
+  }
+
+  /// Linear memory may not grow past `bytes` (0: no ceiling).
+  #[napi]
+  pub fn set_memory_ceiling(&mut self, bytes: f64) {
+    self.store.data_mut().limits.ceiling = if bytes > 0.0 { bytes as usize } else { usize::MAX };
+  }
+
+  /// The next run ends (KILN_DEADLINE) once `ms` have passed (Infinity or < 0: never).
+  #[napi]
+  pub fn set_deadline(&mut self, ms: f64) {
+    let ticks = if ms.is_finite() && ms >= 0.0 { (ms / EPOCH_TICK.as_millis() as f64).ceil() as u64 + 1 } else { u64::MAX / 2 };
+    self.store.set_epoch_deadline(ticks);
+  }
+
+  #[napi]
+  pub fn load(&mut self, env: Env, config: String, image: Uint8Array) -> Result<Outcome> {
+    let f = self.loaded.exports.load;
+    let r: (std::result::Result<String, String>,) = self.run(env, f, (config, image.to_vec()))?;
+    Ok(text_outcome(r.0))
+  }
+
+  #[napi]
+  pub fn invoke(&mut self, env: Env, inv: u32, tool: String, args: String) -> Result<()> {
+    let f = self.loaded.exports.invoke;
+    self.run::<(u32, String, String), ()>(env, f, (inv, tool, args))
+  }
+
+  #[napi]
+  pub fn complete(&mut self, env: Env, op: u32, ok: bool, value: String) -> Result<()> {
+    let f = self.loaded.exports.complete;
+    let outcome: std::result::Result<String, String> = if ok { Ok(value) } else { Err(value) };
+    self.run::<(u32, std::result::Result<String, String>), ()>(env, f, (op, outcome))
+  }
+
+  #[napi]
+  pub fn complete_bytes(&mut self, env: Env, op: u32, bytes: Option<Uint8Array>, error: Option<String>) -> Result<()> {
+    let f = self.loaded.exports.complete_bytes;
+    let outcome: std::result::Result<Vec<u8>, String> = match (bytes, error) {
+      (Some(b), _) => Ok(b.to_vec()),
+      (None, e) => Err(e.unwrap_or_default()),
+    };
+    self.run::<(u32, std::result::Result<Vec<u8>, String>), ()>(env, f, (op, outcome))
+  }
+
+  #[napi]
+  pub fn cancel(&mut self, env: Env, inv: u32, reason: String) -> Result<()> {
+    let f = self.loaded.exports.cancel;
+    self.run::<(u32, String), ()>(env, f, (inv, reason))
+  }
+
+  #[napi]
+  pub fn run_script(&mut self, env: Env, inv: u32, bytecode: Uint8Array) -> Result<()> {
+    let f = self.loaded.exports.run_script;
+    self.run::<(u32, Vec<u8>), ()>(env, f, (inv, bytecode.to_vec()))
+  }
+
+  #[napi]
+  pub fn compile(&mut self, env: Env, source: String, filename: String, module: bool) -> Result<Outcome> {
+    let f = self.loaded.exports.compile;
+    let r: (std::result::Result<Vec<u8>, String>,) = self.run(env, f, (source, filename, module))?;
+    Ok(match r.0 {
+      Ok(b) => Outcome { ok: true, value: None, bytes: Some(Uint8Array::from(b)) },
+      Err(e) => Outcome { ok: false, value: Some(e), bytes: None },
+    })
+  }
+}
+
+fn text_outcome(r: std::result::Result<String, String>) -> Outcome {
+  match r {
+    Ok(v) => Outcome { ok: true, value: Some(v), bytes: None },
+    Err(e) => Outcome { ok: false, value: Some(e), bytes: None },
+  }
+}
+
+impl Guest {
+  /// Call export `f`; a trap, a deadline or a host function's exception becomes a JavaScript exception.
+  fn run<P, R>(&mut self, env: Env, f: ComponentExportIndex, params: P) -> Result<R>
+  where
+    P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower + Send + Sync,
+    R: wasmtime::component::ComponentNamedList + wasmtime::component::Lift + Send + Sync,
+  {
+    if self.busy {
+      return Err(err("the guest is already running (it may not be re-entered from an import)"));
+    }
+    let raw = env.raw();
+    self.store.data_mut().env = raw;
+    let func = self
+      .instance
+      .get_typed_func::<P, R>(&mut self.store, f)
+      .map_err(|x| err(format!("{x:#}")))?;
+    self.busy = true;
+    let out = func.call(&mut self.store, params);
+    self.busy = false;
+    match out {
+      Ok(r) => Ok(r),
+      Err(e) => {
+        if let Some(r) = self.store.data_mut().thrown.take() {
+          let v = js::deref(raw, r);
+          js::unreference(raw, r);
+          if let Ok(v) = v {
+            js::throw(raw, v);
+            return Err(Error::new(Status::PendingException, "a host function threw"));
+          }
+        }
+        let trap = e.downcast_ref::<Trap>().copied();
+        let code = match trap {
+          Some(Trap::Interrupt) => "KILN_DEADLINE",
+          _ => "KILN_TRAP",
+        };
+        let msg = match trap {
+          Some(t) => t.to_string(),
+          None => format!("{e:#}"),
+        };
+        if let Ok(x) = js::error(raw, &msg) {
+          if let Ok(c) = js::string(raw, code) {
+            let _ = js::set(raw, x, "code", c);
+          }
+          js::throw(raw, x);
+          return Err(Error::new(Status::PendingException, msg));
+        }
+        Err(err(msg))
+      }
+    }
+  }
+}
