@@ -12,7 +12,9 @@ import { GuestInstance } from '../../dist/host/engine/instance.js';
 import { workloadsSource } from './common.mjs';
 
 export const peer = 'kiln';
-export const version = 'kiln (quickjs-ng 0.17.0)';
+let engine;
+/** kiln's engine and the backend it ran on (KILN_ENGINE, as the peer's entry sets it). */
+export const version = () => `kiln (quickjs-ng 0.17.0 on ${engine?.backend === 'wasmtime' ? `wasmtime ${engine.wasmtime.wasmtimeVersion}` : 'V8'})`;
 
 const TOOLS = ['noop', 'transform', 'sort', 'fib', 'sieve', 'hostCalls'];
 const extension = `${workloadsSource}
@@ -31,7 +33,7 @@ const host = {
 };
 
 export async function create() {
-  const engine = await Engine.load();
+  engine = await Engine.load();
   const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-'));
   let artifact;
   try {

@@ -1,6 +1,8 @@
 // The peers and workloads that run-one.mjs and run-all.mjs know, and the Node flags each peer needs.
 export const PEERS = {
+  // kiln on its default backend (wasmtime where the addon is built) and on V8 (jco's bindings).
   kiln: { module: './kiln.mjs', nodeFlags: [] },
+  'kiln-v8': { module: './kiln.mjs', nodeFlags: [], env: { KILN_ENGINE: 'v8' } },
   'node-vm': { module: './node-vm.mjs', nodeFlags: [] },
   quickjs: { module: './quickjs.mjs', nodeFlags: [] },
   'quickjs-ng': { module: './quickjs-ng.mjs', nodeFlags: [] },

@@ -7,13 +7,15 @@
 //
 // Workloads: noop, transform, sort, fib, sieve, hostCalls (one call each per sample);
 // newInstance (a fresh sandbox with the workloads loaded + its first noop call; disposed untimed);
-// rss100 (100 instances, each after one noop call: rssBytes = (RSS after − RSS before) / 100).
+// rss100 (100 instances, each after one noop call: rssBytes = (RSS after − RSS before) / 100; pssBytes and
+// privateDirtyBytes likewise, from /proc/self/smaps_rollup).
 // rssBytes is the process RSS at the end for every other workload.
 //
 // The process re-runs itself once with --expose-gc and the peer's own Node flags (isolated-vm needs
 // --no-node-snapshot on Node 20+).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { makeTransformInput, NOOP_ARGS } from './input.mjs';
 import { PEERS, WORKLOADS } from './peers.mjs';
@@ -33,7 +35,7 @@ const flags = ['--expose-gc', ...PEERS[peerName].nodeFlags];
 if (process.env.KILN_PEER_CHILD !== '1') {
   const r = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
-    env: { ...process.env, KILN_PEER_CHILD: '1' },
+    env: { ...process.env, ...PEERS[peerName].env, KILN_PEER_CHILD: '1' },
     timeout: 10 * 60_000,
   });
   process.exit(r.status ?? 1);
@@ -58,12 +60,20 @@ const summarise = (value) => {
 const mod = await import(PEERS[peerName].module);
 const first = await mod.create();
 const cfg = WORKLOADS[workload];
-const out = { peer: peerName, version: mod.version, workload, nodeFlags: process.execArgv };
+const out = { peer: peerName, version: typeof mod.version === 'function' ? mod.version() : mod.version, workload, nodeFlags: process.execArgv };
+
+/** The process's Pss and private dirty bytes (/proc/self/smaps_rollup): RSS counts a page shared by N
+ *  mappings N times, as wasmtime's copy-on-write snapshot pages are; these count what is really used. */
+const rollup = () => {
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/smaps_rollup', 'utf8'))?.[1] ?? NaN) * 1024;
+  return { pss: kb('Pss'), dirty: kb('Private_Dirty') };
+};
 
 if (workload === 'rss100') {
   await first.noop(NOOP_ARGS);
   await settle();
   const before = process.memoryUsage.rss();
+  const rollBefore = rollup();
   const instances = [];
   for (let i = 0; i < cfg.instances; i++) {
     const inst = await first.newInstance();
@@ -72,9 +82,12 @@ if (workload === 'rss100') {
   }
   await settle();
   const after = process.memoryUsage.rss();
+  const rollAfter = rollup();
   Object.assign(out, {
     iterations: cfg.instances, samplesUs: [], medianUs: null, p99Us: null,
     rssBytes: Math.round((after - before) / cfg.instances), rssBeforeBytes: before, rssAfterBytes: after,
+    pssBytes: Math.round((rollAfter.pss - rollBefore.pss) / cfg.instances),
+    privateDirtyBytes: Math.round((rollAfter.dirty - rollBefore.dirty) / cfg.instances),
     answer: (await Promise.all(instances.map((x) => x.noop(NOOP_ARGS)))).every((r) => r.who === 'x') ? `${cfg.instances} instances answer` : 'wrong answer',
   });
   for (const inst of instances) inst.dispose();
