@@ -428,8 +428,9 @@ await section('idle', () => {
   const n = Number(process.env.KILN_BENCH_IDLE_SESSIONS ?? 10_000);
   const lines = execFileSync(process.execPath, [join(here, 'idle-sessions.mjs'), '--sessions', String(n)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 30 * 60_000 });
   const [w, v] = lines.trim().split('\n').map((l) => JSON.parse(l));
-  row(`server RSS with ${w.sessions} idle sessions (${backend})`, `${(w.rssBytes / 1e9).toFixed(2)} GB`, '≤ 2.5 GB',
-    `${fmtBytes(w.perSessionBytes)} each, ${fmtMs(w.newSessionUs / 1000)} per new session over MCP; on V8 ${(v.rssBytes / 1e9).toFixed(2)} GB, ${fmtBytes(v.perSessionBytes)} each, ${fmtMs(v.newSessionUs / 1000)}`);
+  const gb = (b) => `${(b / 1e9).toFixed(2)} GB`;
+  row(`server memory with ${w.sessions} idle sessions (${backend}): Pss (RSS)`, `${gb(w.pssBytes)} (${gb(w.rssBytes)})`, '≤ 2.5 GB',
+    `${fmtBytes(w.pssPerSessionBytes)} Pss each, ${fmtMs(w.newSessionUs / 1000)} per new session over MCP; on V8 (${v.sessions}) ${gb(v.pssBytes)} (${gb(v.rssBytes)}), ${fmtBytes(v.pssPerSessionBytes)} each, ${fmtMs(v.newSessionUs / 1000)}`);
 });
 
 // ---- sessions (over MCP stdio, raw JSON-RPC client; the server's guests run on a worker per session) ----

@@ -11,7 +11,7 @@ import { Builder } from '../dist/host/build/artifact.js';
 import { Engine } from '../dist/host/engine/engine.js';
 import { GuestInstance } from '../dist/host/engine/instance.js';
 import { ADDON_FILE } from '../dist/host/engine/wasmtime.js';
-import { call, kiln, mcp, root, tempDir } from './helpers.mjs';
+import { call, kiln, mcp, root, tempDir, waitUntil } from './helpers.mjs';
 
 const engineDir = join(root, 'build/engine');
 const haveAddon = existsSync(join(engineDir, ADDON_FILE));
@@ -57,6 +57,8 @@ test('the default backend is wasmtime where the addon is built, and KILN_ENGINE=
 test('a server says which backend runs its guests, at start and in kiln_extensions; [engine] backend = "v8" is obeyed', { skip: !haveAddon && 'no wasmtime addon here' }, async (t) => {
   const env = { KILN_ENGINE: '' };
   const w = await mcp(t, ['extensions/hello.ts'], { env });
+  // stderr and stdout are separate pipes: the start line may arrive after the first answer.
+  assert.ok(await waitUntil(() => /guests run on/.test(w.stderr())));
   assert.match(w.stderr(), /guests run on wasmtime \d+\.\d+\.\d+/);
   const report = (await call(w.client, 'kiln_extensions')).json;
   assert.equal(report.engine.backend, 'wasmtime');
@@ -66,6 +68,7 @@ test('a server says which backend runs its guests, at start and in kiln_extensio
   const dir = tempDir(t);
   writeFileSync(join(dir, 'kiln.toml'), `extensions = ["${join(root, 'extensions/hello.ts')}"]\n[engine]\nbackend = "v8"\n`);
   const v = await mcp(t, ['--config', join(dir, 'kiln.toml')], { env });
+  assert.ok(await waitUntil(() => /guests run on/.test(v.stderr())));
   assert.match(v.stderr(), /guests run on V8/);
   assert.equal((await call(v.client, 'kiln_extensions')).json.engine.backend, 'v8');
   assert.equal((await call(v.client, 'hello.greet', { name: 'v' })).json.message, 'Hello, v!');

@@ -6,14 +6,15 @@
 // past its deadline, or leave a process behind; the server answers normally afterwards.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Builder } from '../dist/host/build/artifact.js';
 import { Engine, IMAGE_SECTION } from '../dist/host/engine/engine.js';
 import { concat, customSection } from '../dist/host/engine/wasm-binary.js';
-import { call, mcp, root, tempDir } from './helpers.mjs';
+import { ADDON_FILE } from '../dist/host/engine/wasmtime.js';
+import { call, mcp, root, tempDir, waitUntil } from './helpers.mjs';
 
 // The attacker's prelude: the raw natives, and a fuzz loop driven by a seeded generator.
 const PRELUDE = `(function (native, configJson) {
@@ -77,6 +78,8 @@ async function craftedArtifact(dir) {
   const engineDir = join(root, 'build/fuzz-engine');
   writeFileSync(join(dir, 'prelude.js'), PRELUDE);
   execFileSync(process.execPath, [join(root, 'scripts/build-engine.mjs'), '--out', engineDir, '--prelude', join(dir, 'prelude.js')], { stdio: 'ignore' });
+  // kiln's wasmtime addon beside it, so the fuzzer runs on the backend the rest of the suite does.
+  if (existsSync(join(root, 'build/engine', ADDON_FILE))) copyFileSync(join(root, 'build/engine', ADDON_FILE), join(engineDir, ADDON_FILE));
   const engine = await Engine.load(engineDir);
   const module = await new Builder(engine).compileSource('', 'fuzz.js', true);
   const manifest = {
@@ -95,7 +98,11 @@ const OPS = 400;
 test(`random values through every WIT import from a replaced prelude (${SEEDS} × ${OPS} calls)`, async (t) => {
   const dir = tempDir(t);
   const { file, engineDir } = await craftedArtifact(dir);
-  const { client, transport } = await mcp(t, [file], { env: { KILN_ENGINE_DIR: engineDir } });
+  const { client, transport, stderr } = await mcp(t, [file], { env: { KILN_ENGINE_DIR: engineDir } });
+  const expected = process.env.KILN_ENGINE === 'v8' || !existsSync(join(engineDir, ADDON_FILE)) ? 'V8' : 'wasmtime';
+  // stderr and stdout are separate pipes: the start line may arrive after the first answer.
+  assert.ok(await waitUntil(() => /guests run on/.test(stderr())), 'the server said which backend runs its guests');
+  assert.match(stderr(), new RegExp(`guests run on ${expected}`), 'the fuzzer runs on the backend the suite is testing');
   let results = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const r = await call(client, 'fuzz.go', { seed, ops: OPS }, { session: `fuzz-${seed % 4}` });
