@@ -16,8 +16,8 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 echo "[wasmtime] building the addon (the first build takes ~4-6 minutes on 2 cores)" >&2
 start=$(date +%s)
-# --locked: exactly the crates Cargo.lock names, each verified against its checksum.
-CARGO_TARGET_DIR=build/wasmtime-addon/target cargo build --release --locked --quiet --manifest-path "$crate/Cargo.toml" >&2
+# --locked: exactly the crates Cargo.lock names, each verified against its checksum; cargo prints each crate as it compiles.
+CARGO_TARGET_DIR=build/wasmtime-addon/target cargo build --release --locked --manifest-path "$crate/Cargo.toml" >&2
 mkdir -p build/engine
 cp build/wasmtime-addon/target/release/libkiln_wasmtime.so "$out.tmp"
 mv "$out.tmp" "$out"
