@@ -1,4 +1,4 @@
-// `kiln build`: extension source → rollup bundle → QuickJS bytecode (compiled inside the sandbox) → manifest
+// `kiln build`: extension source → rolldown bundle → QuickJS bytecode (compiled inside the sandbox) → manifest
 // extracted by running the top level once → the engine component plus custom sections (manifest, image, map).
 // The same source and engine give the same bytes anywhere: no absolute path, clock or randomness enters.
 import { readFileSync } from 'node:fs';
@@ -70,7 +70,7 @@ export class Builder {
     }
     let b;
     try {
-      b = await (await import('./bundle.js')).bundle(file); // rollup loads only when an extension is built
+      b = await (await import('./bundle.js')).bundle(file); // the bundler loads only when an extension is built
     } catch (e) {
       if (e instanceof Error && e.name === 'BundleError') throw fail(e.message);
       throw e;

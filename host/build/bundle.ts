@@ -1,39 +1,37 @@
-// Bundling an extension: rollup resolves its whole import graph (relative files, JSON files and node_modules
-// packages, preferring a package's browser build), strips TypeScript, tree-shakes, inlines dynamic imports, and
-// emits one ES module with a source map. A Node built-in with no authority resolves to kiln's implementation of
-// it (node-builtins.ts), and a free `Buffer` to the `buffer` built-in's; no other Node builtin may remain:
-// QuickJS has none, and an import that resolves to nothing fails the build naming the importing file, its
-// package and the replacement. No message carries one of rollup's internal module ids (they start with a NUL
-// byte). What the author should know about the choices made — a package's build for browsers picked over its
-// default entry (entries.ts), a package that uses `document` or `window` (free-globals.ts) — comes back as
-// notes, which `kiln build` prints.
-import commonjsPlugin from '@rollup/plugin-commonjs';
-import jsonPlugin from '@rollup/plugin-json';
-import { nodeResolve } from '@rollup/plugin-node-resolve';
-import injectPlugin from '@rollup/plugin-inject';
-import sucrasePlugin from '@rollup/plugin-sucrase';
+// Bundling an extension into one ES module with a source map, by rolldown (a bundler in native code: its
+// resolver, CommonJS support, JSON and TypeScript are Rust, so a package of a thousand files bundles in about a
+// second), in three passes:
+//   1. the author's modules, each kept a module of its own and exactly as written (TypeScript and JSX
+//      stripped, nothing tree-shaken or inlined); every import of a package is left as an import of the file
+//      it resolved to;
+//   2. those package files, tree-shaken to the names the author's modules use of each and as their
+//      sideEffects field allows, with the browser build of a package preferred;
+//   3. both joined, unchanged, in the order Node evaluates them, dynamic imports inlined.
+// A Node built-in with no authority resolves to kiln's implementation of it (node-builtins.ts), and a free
+// `Buffer` to the `buffer` built-in's; no other Node builtin may remain: QuickJS has none, and an import that
+// resolves to nothing fails the build naming the importing file, its package and the replacement. Every
+// module read is judged by containment.ts and nesting.ts first. No message carries one of the bundler's
+// internal module ids (they start with a NUL byte), nor its terminal colours. What the author should know
+// about the choices made — a package's build for browsers picked over its default entry (entries.ts), a
+// package that uses `document` or `window` (free-globals.ts) — comes back as notes, which `kiln build` prints.
 import { existsSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { rollup, type Plugin, type RollupLog } from '@rollup/wasm-node';
+import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { rolldown, type InputOptions, type OutputChunk, type PartialResolvedId, type Plugin, type ResolvedId, type RolldownLog } from 'rolldown';
+import { parseAst } from 'rolldown/parseAst';
 import { SOURCE_EXTENSIONS } from '../extensions/discovery.js';
 import { containmentViolation, extensionRoot, real } from './containment.js';
 import { kilnImporter, kilnRoot, NODE_BUILTINS, OTHER_BUILTIN, REFUSED_BUILTINS } from './node-builtins.js';
 import { checkNesting, NestingError } from './nesting.js';
-import { regexLiterals } from './regex-literals.js';
 import { BROWSER_CONDITIONS, EntryChoices } from './entries.js';
+import { regexLiteralError } from './regex-literals.js';
 import { describeFreeGlobal, freeGlobals } from './free-globals.js';
 
-// The plugins' type declarations describe their CommonJS shape; at run time the ESM default is the function.
-const commonjs = commonjsPlugin as unknown as typeof commonjsPlugin.default;
-const sucrase = sucrasePlugin as unknown as typeof sucrasePlugin.default;
-const json = jsonPlugin as unknown as typeof jsonPlugin.default;
-const inject = injectPlugin as unknown as typeof injectPlugin.default;
-
-/** Export conditions besides rollup's ('default', 'module', 'import'/'require'): a package's build for
- *  browsers or web workers is the one that runs without Node builtins. 'production' is named so that the
- *  builder's NODE_ENV never changes an artifact. 'node' is not a condition: its builds need Node. */
-const EXPORT_CONDITIONS = [...BROWSER_CONDITIONS, 'production'];
+/** Export conditions besides the resolver's own ('import' or 'require' by the kind of import, and 'default'): a
+ *  package's build for browsers or web workers is the one that runs without Node builtins; 'module' as
+ *  bundlers take it. 'production' is named so that the builder's NODE_ENV never changes an artifact. 'node'
+ *  is not a condition: its builds need Node. */
+const EXPORT_CONDITIONS = [...BROWSER_CONDITIONS, 'production', 'module'];
 
 /** Where the "way out" of a Node builtin import is documented. */
 const BUILTINS_DOC = 'docs/extensions.md, "Node builtins"';
@@ -56,19 +54,23 @@ export class BundleError extends Error {
   override name = 'BundleError';
 }
 
-function describe(log: RollupLog): string {
+/** A message of rolldown's, as one line of plain text: its terminal colours, its "[CODE] " and the code frame
+ *  it draws below the first line removed (the caller states the file and position once). */
+const plain = (message: string) => message.replace(/\u001b\[[0-9;]*m/g, '').split('\n')[0].replace(/^\[[A-Z_]+\] /, '').trim();
+
+function describe(log: RolldownLog): string {
   const loc = log.loc ? `${log.loc.file ?? log.id ?? ''}:${log.loc.line}:${log.loc.column + 1}: ` : '';
   return `${loc}${log.message}`;
 }
 
-/** The file behind one of rollup's module ids: plugins' virtual ids (`\0/path/x.js?commonjs-proxy`) are
- *  NUL-prefixed and may carry a query. */
+/** The file behind one of the bundler's module ids: virtual ids (`\0rolldown/empty.js`) are NUL-prefixed,
+ *  and an id may carry a query. */
 const fileOf = (id: string) => id.replace(/^\0+/, '').replace(/\?.*$/, '');
 
-/** A rollup error's own message, without the "[plugin x] id (line:column): " rollup puts before it (its id is
+/** A bundler error's own message, without the "[plugin x] id (line:column): " put before it (its id is
  *  relative to the process's working directory; the caller names the file relative to the extension). */
 function unaugmented(e: any): string {
-  let m = String(e?.message ?? e).replace(/^\[plugin [^\]]+\] /, '');
+  let m = plain(String(e?.message ?? e)).replace(/^\[plugin [^\]]+\] /, '');
   const id: unknown = e?.id ?? e?.loc?.file;
   if (typeof id === 'string') {
     const rel = isAbsolute(id) ? relative(process.cwd(), id) : id;
@@ -113,7 +115,7 @@ function unresolvedMessage(source: string, importer: string | undefined, base: s
     (pkg && way === OTHER_BUILTIN ? '' : `${pkg ? '; ' : ''}use ${way}`) + ` (see ${BUILTINS_DOC})`;
 }
 
-/** Which unresolved import a failed build names first, the same every time (rollup resolves in parallel): a
+/** Which unresolved import a failed build names first, the same every time (the bundler resolves in parallel): a
  *  missing package, then a refused builtin with a replacement of its own (http says more than the zlib it also
  *  imports), then the rest; by name within each. */
 function rank(source: string): number {
@@ -135,7 +137,7 @@ function builtinWayOut(source: string): string {
  *  comes first, so it sees each import before anything reads it and each module's code before anything parses
  *  it. */
 function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>,
-  entries: EntryChoices): Plugin {
+  entries: EntryChoices, packages?: Packages): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -144,6 +146,13 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   const path = (id: string) => id.replace(/\?.*$/, '');
   const ownModule = (id: string) => !/[\\/]node_modules[\\/]/.test(path(id));
   const isGranted = (id: string) => granted.has(real(fileOf(id)));
+  // In the author's pass, a module that is not the author's (a package's, or one of kiln's built-in
+  // implementations) is left for the packages' pass: an external import of its resolved file.
+  const away = (r: Pick<ResolvedId, 'id' | 'external'> & Partial<ResolvedId>): PartialResolvedId => {
+    if (!packages || r.external || virtual(r.id) || (ownModule(r.id) && !isGranted(r.id))) return r;
+    if (!packages.has(r.id)) packages.set(r.id, r.moduleSideEffects ?? null);
+    return { id: PACKAGE_PREFIX + r.id, external: true };
+  };
   return {
     name: 'kiln-guard',
     async resolveId(source, importer, options) {
@@ -158,35 +167,30 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
         if ('file' in impl) {
           const file = join(kilnRoot, impl.file);
           granted.add(real(file));
-          return file;
+          return away({ id: file, external: false });
         }
         r = await this.resolve(impl.package, kilnImporter, { ...options, skipSelf: true });
         if (r && !r.external && !virtual(r.id)) granted.add(real(path(r.id)));
-        return r;
+        return r && away(r);
       }
       if (fromKiln && r && !r.external && !virtual(r.id)) {
         granted.add(real(path(r.id))); // a built-in implementation's own import: kiln's code, not the extension's
         return r;
       }
-      // Nothing resolves it: remember who asked, for the message (the commonjs plugin turns the import into a
-      // virtual module of its own, which is all rollup's warning names). A require() inside try/catch stays a
+      // Nothing resolves it: remember who asked, for the message. A require() inside try/catch stays a
       // require() in the bundle (the package's optional dependency), which throws when it runs. Of several
-      // files that import it, the first by path is named, the same every time (rollup resolves in parallel).
+      // files that import it, the first by path is named, the same every time (rolldown resolves in parallel).
       if (!r && importer && !virtual(importer)) {
         const seen = unresolved.get(source);
         if (seen === undefined || path(importer) < seen) unresolved.set(source, path(importer));
       }
       if (!r || r.external) return r;
-      // Which entry of a package this import chose (the commonjs plugin may answer with a virtual module: the
-      // file behind it is the one chosen).
-      if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), Boolean((options.custom?.['node-resolve'] as { isRequire?: boolean } | undefined)?.isRequire));
+      // Which entry of a package this import chose.
+      if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), options.kind === 'require-call');
       if (virtual(r.id)) return r;
       const why = importer ? containmentViolation(root, path(r.id)) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
-      // The author's own modules run exactly as written: rollup drops no statement it believes has no effect
-      // (an empty loop, a busy-wait, a toString side effect), nor unused exports. Packages under node_modules
-      // are tree-shaken as their sideEffects field allows.
-      return ownModule(r.id) ? { ...r, moduleSideEffects: 'no-treeshake' } : r;
+      return away(r);
     },
     load(id) {
       if (virtual(id) || isGranted(id)) return null;
@@ -254,80 +258,270 @@ function virtualModules(options: BundleOptions): Plugin {
   };
 }
 
+/** The package files the author's pass left for the packages' pass: resolved id → its side effects as the
+ *  resolver found them (a package's sideEffects field). */
+type Packages = Map<string, ResolvedId['moduleSideEffects'] | null>;
+
+/** The author's pass names a package file by this and its resolved id; the packages' pass has one entry
+ *  module per file, by number; the last pass's modules are the author's bundle and the packages' chunks. */
+const PACKAGE_PREFIX = 'kiln-package:';
+const ENTRY_PREFIX = '\0kiln-entry:';
+// Not NUL-prefixed, unlike the other virtual modules: rolldown keeps no source map of a module that is.
+const AUTHOR_PREFIX = 'kiln-joined:author/';
+const CHUNK_PREFIX = 'kiln-joined:packages/';
+
+/** The name under which a package's chunk exports the package's namespace, where the author uses it. */
+const NAMESPACE = '__kiln_namespace';
+
+/** What one of the author's modules takes from each package file, added to `used`: the names it imports or
+ *  re-exports, '*' for a namespace (an `import * as`, an `import()`, a re-export of everything). A
+ *  side-effect import names nothing. Returns `code` with each use of a namespace taken from the package chunk's NAMESPACE export instead,
+ *  on the same line: a chunk's own namespace holds only what the author uses, and a CommonJS package's
+ *  namespace is built by the bundler. */
+function importedNames(code: string, used: Map<string, Set<string>>, rank: (source: string) => number): string {
+  const of = (source: unknown) => {
+    const id = String(source).slice(PACKAGE_PREFIX.length);
+    if (!used.has(id)) used.set(id, new Set());
+    return used.get(id)!;
+  };
+  const name = (n: any) => String(n?.type === 'Identifier' ? n.name : n?.value);
+  const edits: { start: number; end: number; text: string }[] = [];
+  const body = parseAst(code).body as any[];
+  // rolldown writes a module's imports of its own modules before its imports of externals: they are put back
+  // in the module's own order, which is the order they run in (one per line, so no line moves).
+  const imports = body.filter((n) => n.type === 'ImportDeclaration');
+  const contiguous = imports.every((n, i) => i === 0 || /^\s*$/.test(code.slice(imports[i - 1].end, n.start)));
+  const sorted = [...imports].sort((a, b) => rank(a.source.value) - rank(b.source.value));
+  if (contiguous && sorted.some((n, i) => n !== imports[i])) {
+    const lines = sorted.map((n) => code.slice(n.start, n.end));
+    code = code.slice(0, imports[0].start) + lines.join('\n') + code.slice(imports.at(-1).end);
+    return importedNames(code, used, () => 0);
+  }
+  for (const node of body) {
+    const source = node.source?.value;
+    if (typeof source !== 'string' || !source.startsWith(PACKAGE_PREFIX)) continue;
+    const names = of(source);
+    const from = ` from ${JSON.stringify(source)};`;
+    if (node.type === 'ImportDeclaration') {
+      const bindings: string[] = [];
+      let namespace = false;
+      for (const sp of node.specifiers ?? []) {
+        const imported = sp.type === 'ImportDefaultSpecifier' ? 'default' : sp.type === 'ImportNamespaceSpecifier' ? NAMESPACE : name(sp.imported);
+        namespace ||= imported === NAMESPACE;
+        names.add(imported === NAMESPACE ? '*' : imported);
+        bindings.push(`${JSON.stringify(imported)} as ${sp.local.name}`);
+      }
+      if (namespace) edits.push({ start: node.start, end: node.end, text: `import { ${bindings.join(', ')} }${from}` });
+    } else if (node.type === 'ExportNamedDeclaration') {
+      for (const sp of node.specifiers ?? []) names.add(name(sp.local));
+    } else if (node.type === 'ExportAllDeclaration') {
+      names.add('*');
+      // The entry's exports are nobody's to import; a named one keeps its name.
+      edits.push({ start: node.start, end: node.end, text: node.exported ? `export { ${NAMESPACE} as ${JSON.stringify(name(node.exported))} }${from}` : `import${from.slice(' from'.length)}` });
+    }
+  }
+  for (const m of code.matchAll(/\bimport\(\s*("kiln-package:(?:[^"\\]|\\.)*")\s*\)/g)) {
+    of(JSON.parse(m[1])).add('*');
+    const end = m.index! + m[0].length;
+    edits.push({ start: end, end, text: `.then((m) => m.${NAMESPACE})` });
+  }
+  let out = code;
+  for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+  return out;
+}
+
+/** The packages' pass's entries: for each package file, a module exporting just the names the author uses
+ *  (and its namespace as NAMESPACE, where the author uses that). Each file is the one the author's pass resolved and
+ *  judged, with the side effects the resolver found. */
+function packageEntries(ids: string[], packages: Packages, used: Map<string, Set<string>>): Plugin {
+  const spell = (n: string) => (/^[A-Za-z_$][\w$]*$/.test(n) ? n : JSON.stringify(n));
+  return {
+    name: 'kiln-package-entries',
+    resolveId(source, importer) {
+      if (source.startsWith(ENTRY_PREFIX)) return source;
+      if ((importer === undefined || importer.startsWith(ENTRY_PREFIX)) && packages.has(source)) {
+        return { id: source, moduleSideEffects: packages.get(source) ?? undefined };
+      }
+      return null;
+    },
+    load(id) {
+      if (!id.startsWith(ENTRY_PREFIX)) return null;
+      const file = ids[Number(id.slice(ENTRY_PREFIX.length))];
+      const names = [...(used.get(file) ?? [])];
+      const from = ` from ${JSON.stringify(file)};\n`;
+      const named = names.filter((n) => n !== '*');
+      return (names.includes('*') ? `export * as ${NAMESPACE}${from}` : '') +
+        (named.length ? `export { ${named.map(spell).join(', ')} }${from}` : '') + (names.length ? '' : `import${from.slice(' from'.length)}`);
+    },
+  };
+}
+
+/** The last pass's modules: the author's modules, whose package imports resolve to the packages' chunks. */
+function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks: Map<string, OutputChunk>, chunkOf: (id: string) => string): Plugin {
+  const within = (prefix: string, importer: string, source: string) =>
+    prefix + posix.normalize(posix.join(posix.dirname(importer.slice(prefix.length)), source));
+  return {
+    name: 'kiln-joined',
+    resolveId(source, importer) {
+      if (importer === undefined) return source;
+      if (source.startsWith(PACKAGE_PREFIX)) return CHUNK_PREFIX + chunkOf(source.slice(PACKAGE_PREFIX.length));
+      if (/^\.\.?\//.test(source)) {
+        if (importer.startsWith(CHUNK_PREFIX)) return within(CHUNK_PREFIX, importer, source);
+        if (importer.startsWith(AUTHOR_PREFIX)) return within(AUTHOR_PREFIX, importer, source);
+      }
+      return null;
+    },
+    load(id) {
+      const c = id.startsWith(AUTHOR_PREFIX) ? authors.get(id.slice(AUTHOR_PREFIX.length)) : id.startsWith(CHUNK_PREFIX) ? chunks.get(id.slice(CHUNK_PREFIX.length)) : undefined;
+      return c ? { code: c.code, map: c.map?.toString(), moduleSideEffects: true } : null;
+    },
+  };
+}
+
 export async function bundle(file: string, options: BundleOptions = {}): Promise<Bundle> {
   const entry = resolve(file);
   const base = dirname(entry);
   const root = options.root ?? extensionRoot(entry);
   const misses = new Map<string, string | undefined>(); // an import nothing resolves -> who imported it
-  let failure: string | undefined; // another failure rollup logged
+  let failure: string | undefined; // another unresolved import rolldown reported, without its specifier
   const unresolved = new Map<string, string>(); // import -> the real file, first by path, that imports it
   // kiln's built-in implementation files this bundle reads; kilnImporter (no file: only what resolves them)
   // is in it so that what a resolution from it resolves in turn is kiln's too.
   const granted = new Set<string>([real(kilnImporter)]);
   const entries = new EntryChoices();
-  let build;
-  try {
-    build = await rollup({
-      input: entry,
-      treeshake: true,
-      plugins: [
-        ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
-        guard(entry, root, base, unresolved, granted, entries),
-        nodeResolve({
-          extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
-          preferBuiltins: false, // an installed package named like a builtin (events, buffer, punycode) is used
-          browser: true, // the browser field: main entry and per-file replacements (a Node-only file -> false)
-          exportConditions: EXPORT_CONDITIONS,
-        }),
-        json({ preferConst: true }),
-        // TypeScript is stripped first, so regexLiterals sees every module as JavaScript before commonjs
-        // parses it (commonjs takes only .js files, sucrase none of them: their order changes nothing else).
-        sucrase({ include: /\.(tsx?|mts|cts|jsx)$/, transforms: ['typescript', 'jsx'], disableESTransforms: true }),
-        regexLiterals(),
-        commonjs(),
-        // A free `Buffer`, as in Node, in any module that names one (and only those: the others pay nothing):
-        // an import of the `buffer` built-in's, run before the module's own code, so a top level using it works.
-        inject({ Buffer: ['node:buffer', 'Buffer'] }),
-      ],
-      onLog(level, log) {
-        if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') {
-          const source = log.exporter ?? '';
-          const importer = unresolved.get(source) ?? (log.id && !log.id.startsWith('\0') ? log.id : undefined);
-          if (log.exporter) { if (!misses.has(source)) misses.set(source, importer); } else failure ??= log.message;
-        }
-      },
-    });
+  // An import nothing resolved: rolldown warns (a require() outside try/catch) or fails (an import statement);
+  // a require() inside try/catch (a package's optional dependency) is neither, and stays a require() that
+  // throws when it runs. Each is remembered here and the build fails with kiln's message.
+  const noteUnresolved = (log: { exporter?: string; id?: string; message?: string }) => {
+    const source = log.exporter ?? '';
+    const importer = unresolved.get(source) ?? (log.id && !log.id.startsWith('\0') ? log.id : undefined);
+    if (log.exporter) { if (!misses.has(source)) misses.set(source, importer); } else failure ??= plain(String(log.message));
+  };
+  const failIfUnresolved = () => {
     if (misses.size) {
       const [first, ...more] = [...misses.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
-      throw new BundleError(unresolvedMessage(first, misses.get(first), base) +
-        (more.length ? `; also unresolved: ${more.slice(0, 8).map((s) => `"${s}"`).join(', ')}${more.length > 8 ? ', …' : ''}` : ''));
+      throw new BundleError(clean(unresolvedMessage(first, misses.get(first), base) +
+        (more.length ? `; also unresolved: ${more.slice(0, 8).map((s) => `"${s}"`).join(', ')}${more.length > 8 ? ', …' : ''}` : '')));
     }
-    if (failure) throw new BundleError(failure);
-    const { output } = await build.generate({
-      format: 'es',
-      inlineDynamicImports: true, // an artifact is one module: `import()` of a bundled file resolves inside it
-      sourcemap: true,
-      sourcemapExcludeSources: true,
-      // kiln's built-in implementations by their place in kiln, not on this disk: the artifact does not depend on
-      // where kiln is installed.
-      sourcemapPathTransform: (rel, mapPath) => kilnSource(resolve(dirname(mapPath), rel), granted) ?? relative(base, resolve(dirname(mapPath), rel)),
-      file: resolve(base, basename(entry) + '.bundle.js'),
+    if (failure) throw new BundleError(clean(failure));
+  };
+  const passes: { close(): Promise<void> }[] = [];
+  const inputs = new Set<string>();
+  /** One rolldown pass; its warnings of unresolved imports are kept, and every file it read is an input. */
+  const pass = async (input: InputOptions, output: Parameters<Awaited<ReturnType<typeof rolldown>>['generate']>[0]) => {
+    const build = await rolldown({
+      platform: 'browser',
+      logLevel: 'warn',
+      // The author's modules run as written (pass 1): no constant is inlined into its uses.
+      optimization: { inlineConst: false },
+      onLog(level, log) {
+        if (level === 'warn' && log.code === 'UNRESOLVED_IMPORT') noteUnresolved(log);
+      },
+      ...input,
     });
-    const chunk = output[0];
-    const inputs = withManifests(build.watchFiles.filter((id) => !id.startsWith('\0') && isAbsolute(id)));
-    const map = JSON.parse(chunk.map!.toString());
+    passes.push(build);
+    const { output: chunks } = await build.generate({
+      format: 'es',
+      sourcemap: 'hidden',
+      sourcemapExcludeSources: true,
+      minify: false, // nor is dead code removed from the output: what tree-shaking kept is what runs
+      // Source maps name files by absolute path between passes; the last pass names them for the artifact.
+      sourcemapPathTransform: (rel, mapPath) => resolve(dirname(mapPath), rel),
+      ...output,
+    });
+    failIfUnresolved();
+    for (const id of await build.watchFiles) if (!id.startsWith('\0') && isAbsolute(id)) inputs.add(id);
+    return chunks.filter((c): c is OutputChunk => c.type === 'chunk');
+  };
+  const resolution = {
+    extensions: [...SOURCE_EXTENSIONS, '.json'], // require('./data') finds data.json, as in Node
+    conditionNames: EXPORT_CONDITIONS,
+    mainFields: ['browser', 'module', 'main'], // a package's build for browsers, then its ES build
+    aliasFields: [['browser']], // the browser field's per-file replacements (a Node-only file -> false)
+  };
+  const transform = {
+    target: 'esnext', // TypeScript and JSX are stripped; the guest runs every newer construct as written
+    jsx: { runtime: 'classic' as const }, // React.createElement, as TypeScript's own default
+    // A free `Buffer`, as in Node, in any module that names one (and only those: the others pay nothing):
+    // an import of the `buffer` built-in's, run before the module's own code, so a top level using it works.
+    inject: { Buffer: ['node:buffer', 'Buffer'] as [string, string] },
+  };
+  try {
+    // 1. The author's modules, exactly as written: no statement rolldown believes has no effect (an empty loop,
+    //    a busy-wait, a toString side effect) is dropped, no unused export, no variable inlined (tree-shaking
+    //    would do all three). Each stays a module of its own, so that it runs when Node would run it, before or
+    //    after the packages it imports (a module that lends a global to the next package imported); each import
+    //    of a package stays an import of the file it resolved to.
+    const packages: Packages = new Map();
+    const order = new Map<string, string[]>(); // module -> what it imports, in its own order
+    const own = await pass({
+      input: entry,
+      treeshake: false,
+      resolve: resolution,
+      transform,
+      plugins: [
+        ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
+        guard(entry, root, base, unresolved, granted, entries, packages),
+        { name: 'kiln-import-order', moduleParsed: (info) => void order.set(info.id, info.importedIds) },
+      ],
+    }, { preserveModules: true, preserveModulesRoot: root, entryFileNames: '[name].js', virtualDirname: 'kiln-virtual' });
+    const used = new Map<string, Set<string>>();
+    const idOf = new Map(own.map((c) => [c.fileName, c.facadeModuleId ?? undefined]));
+    // Where an import of chunk `c` comes in its module's own order; rolldown's runtime, which no module
+    // imports itself, stays first.
+    const placeIn = (c: OutputChunk) => (source: string) => {
+      const id = source.startsWith(PACKAGE_PREFIX) ? source : idOf.get(posix.normalize(posix.join(posix.dirname(c.fileName), source)));
+      return id === undefined ? -1 : (order.get(c.facadeModuleId ?? '') ?? []).indexOf(id);
+    };
+    const authors = new Map(own.map((c) => [c.fileName, { code: packages.size ? importedNames(c.code, used, placeIn(c)) : c.code, map: c.map }]));
+    // 2. The packages, tree-shaken to what the author's modules use of each (and as their sideEffects field
+    //    allows): one entry per package file imported, each exporting just that.
+    const ids = [...packages.keys()];
+    const shaken = ids.length === 0 ? [] : await pass({
+      input: Object.fromEntries(ids.map((id, i) => [`p${i}`, `${ENTRY_PREFIX}${i}`])),
+      treeshake: true,
+      resolve: resolution,
+      transform,
+      preserveEntrySignatures: 'strict',
+      plugins: [packageEntries(ids, packages, used), guard(entry, root, base, unresolved, granted, entries)],
+    }, { entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js' });
+    // 3. All of it joined into one module, changing nothing: no tree-shaking, so nothing is rewritten. An
+    //    `import()` of a bundled file resolves inside it.
+    const entryOf = new Map(ids.map((id, i) => [id, `p${i}.js`]));
+    const [chunk] = own.length === 1 && ids.length === 0 ? own : await pass({
+      input: AUTHOR_PREFIX + own.find((c) => c.isEntry)!.fileName,
+      treeshake: false,
+      plugins: [joined(authors, new Map(shaken.map((c) => [c.fileName, c])), (id) => entryOf.get(id)!)],
+    }, { codeSplitting: false });
+    // kiln's built-in implementations by their place in kiln, not on this disk: the artifact does not depend on
+    // where kiln is installed.
+    const raw = JSON.parse(chunk.map!.toString());
+    const map = { ...raw, sources: (raw.sources as string[]).map((f) => kilnSource(f, granted) ?? relative(base, f)) };
+    const literal = regexLiteralError(chunk.code, map);
+    if (literal) throw new BundleError(`${literal.source !== undefined ? `${literal.source}:${literal.line}:${literal.column! + 1}: ` : ''}${literal.message}`);
     const globals = await freeGlobals(chunk.code, map, (source) => packageOf(resolve(base, source))); // the author's own files: none
-    return { code: chunk.code, map, inputs, notes: [...entries.lines(), ...globals.map(describeFreeGlobal)] };
-  } catch (e: any) {
-    // Whatever rollup or a plugin throws, at any stage, fails this file with a message, never the process.
+    return { code: chunk.code, map, inputs: withManifests([...inputs]), notes: [...entries.lines(), ...globals.map(describeFreeGlobal)] };
+  } catch (thrown: any) {
+    // Whatever rolldown or a plugin throws, at any stage, fails this file with a message, never the process.
+    // rolldown gathers a build's errors in `errors`: an unresolved import among them is said as kiln says it,
+    // else the first error is.
+    if (thrown instanceof BundleError) throw thrown;
+    const errors: any[] = Array.isArray(thrown?.errors) && thrown.errors.length ? thrown.errors : [thrown];
+    for (const x of errors) if (x?.code === 'UNRESOLVED_IMPORT') noteUnresolved(x);
+    failIfUnresolved();
+    const e = errors[0];
     const b = e instanceof BundleError ? e : e?.cause instanceof BundleError ? e.cause : undefined;
     if (b) throw new BundleError(clean(b.message));
-    const id: string | undefined = e?.loc?.file ?? e?.id;
-    const message = unaugmented(e) + (e?.cause?.message ? `: ${e.cause.message}` : '');
+    // A file's error that carries no id (a JSON file's) names its file only in the frame rolldown draws,
+    // relative to the working directory.
+    const framed = /╭─\[ (.+?):\d+:\d+ \]/.exec(String(e?.message ?? '').replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
+    const id: string | undefined = e?.loc?.file ?? e?.id ?? (framed && resolve(framed));
+    let message = unaugmented(e) + (e?.cause?.message ? `: ${e.cause.message}` : '');
+    if (e?.code === 'JSON_PARSE') message = `not valid JSON: ${message.replace(/ at line \d+ column \d+$/, '')}`;
     const file = relative(base, fileOf(id ?? entry));
-    const text = e?.loc ? describe({ message, loc: { ...e.loc, file } } as RollupLog) : id ? `${file}: ${message}` : message;
+    const text = e?.loc ? describe({ message, loc: { ...e.loc, file } } as RolldownLog) : id ? `${file}: ${message}` : message;
     throw new BundleError(clean(text).replaceAll(base + sep, '')); // a plugin may name a file by its absolute path
   } finally {
-    await build?.close();
+    for (const p of passes) await p.close();
   }
 }

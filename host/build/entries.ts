@@ -1,7 +1,7 @@
 // Which entry of a package the bundle chose, when it is not the package's default: bundle.ts prefers a build for
 // browsers or web workers (the "browser" field, the "browser" or "worker" export condition), and such a build
 // may do less (joi's browser build has no describe()). Each import of a package by name is judged once: the
-// file rollup resolved it to against the file the package's default entry is (its exports without those
+// file the bundler resolved it to against the file the package's default entry is (its exports without those
 // conditions, else its module or main field), and a difference is a note naming the package, the entry
 // chosen, the one not chosen and why. Reads only package.json files the resolver already read. Never throws:
 // a package.json it cannot make sense of is no note.

@@ -1,6 +1,6 @@
 // Browser globals a bundled package uses that an extension does not have: a reference to `document` or
 // `window` that no scope of the bundle declares (found by scope analysis of the bundle itself, after
-// tree-shaking, so code rollup dropped says nothing), attributed through the bundle's source map to the package
+// tree-shaking, so code tree-shaking dropped says nothing), attributed through the bundle's source map to the package
 // whose file it came from. `typeof document` is not a use: it is how a package asks whether it has one.
 // Each package is named once, with the globals it uses and what to do. Never throws: a bundle it cannot read is no note.
 // periscopic and is-reference are ES-only packages: loaded with import() (the command line is CommonJS:

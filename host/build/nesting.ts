@@ -1,10 +1,10 @@
 // How deeply code may nest before kiln refuses it, checked before any parser sees the code: QuickJS's parser
-// overflows the guest's stack at a few hundred levels (the compiler instance traps), and rollup's parser does
-// not recover from its own overflow (one such file broke every later build of the process). Pure functions.
+// overflows the guest's stack at a few hundred levels (the compiler instance traps), and a parser in native
+// code (the bundler's) that overflows its stack ends the process. Pure functions.
 
 /** How deep brackets may nest in a source file or script: deeper code is refused before any parser sees it.
- *  (QuickJS's parser overflows the guest's stack at a few hundred levels, and rollup's parser does not
- *  recover from its own overflow: one such file broke every later build of the process.) */
+ *  (QuickJS's parser overflows the guest's stack at a few hundred levels, and a native parser's overflow
+ *  ends the process.) */
 export const MAX_NESTING = 256;
 
 /**

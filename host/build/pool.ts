@@ -1,8 +1,8 @@
 // Building several sources at once: each on a worker thread of a small pool (one per core, at most
 // MAX_THREADS), so a server started on many uncached sources uses every core. One source is built on the
-// calling thread: a worker's start (rollup and the engine's instances) costs more than it saves.
+// calling thread: a worker's start (the bundler and the engine's instances) costs more than it saves.
 //
-// Each worker has its own Builder (rollup, its compiler instance) on the engine modules the main thread
+// Each worker has its own Builder (the bundler, its compiler instance) on the engine modules the main thread
 // compiled. A build that fails is that file's ExtensionLoadError, as in-process; a worker that dies (a crash
 // in a library, running out of memory) fails only the build it was running, and the next build gets a new one.
 import { availableParallelism } from 'node:os';

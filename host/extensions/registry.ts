@@ -90,7 +90,7 @@ export class Registry {
     for (const t of this.tools.values()) if (t.manifest.exposeAsTool) n++;
     return n;
   }
-  private builder?: Builder; // loaded with the first source file: serving only artifacts never loads rollup
+  private builder?: Builder; // loaded with the first source file: serving only artifacts never loads the bundler
   private readonly buildCache: BuildCache;
   /** What guests wrote through allow.fs (build/guest-writes.ts): its journal, compacted when first needed and
    *  re-read as it changes on disk (other servers write it too); a reload shares it. */
