@@ -4,6 +4,7 @@
 // has the built-ins that resolve). Each case is a real `kiln build` and a real
 // guest (`kiln run`, `kiln mcp`); the packages are small ones written into a temporary node_modules.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -31,10 +32,10 @@ async function buildAndCall(dir, main, tool, args = {}) {
   return JSON.parse(r.stdout);
 }
 
-/** No message may carry one of rollup's internal module ids (NUL-prefixed, with a plugin's query). */
+/** No message may carry one of the bundler's internal module ids (NUL-prefixed, with a plugin's query). */
 function assertNoInternalIds(text) {
   assert.ok(!text.includes('\0'), `a NUL byte in: ${JSON.stringify(text)}`);
-  assert.doesNotMatch(text, /\\u\{0\}|\\0|\\x00|commonjs-(external|proxy|module)|\?commonjs|node-resolve:/, 'an internal module id');
+  assert.doesNotMatch(text, /\\u\{0\}|\\0|\\x00|commonjs-(external|proxy|module)|\?commonjs|node-resolve:|\u001b\[/, 'an internal module id or a terminal colour');
 }
 
 test('JSON files are imported: default and named imports, require() with and without the extension, in packages', async (t) => {
@@ -354,4 +355,60 @@ test('a package\'s "sideEffects": false is honoured even where it is wrong: loda
   // ...and succeeds on the fixture: it evaluates every module the entry imports, lodash.default.js among them.
   globalThis.defineTool ??= () => {};
   assert.deepEqual((await import(pathToFileURL(fixture).href)).run(), { documented: li, imports: li });
+});
+
+// The bundle is made in passes that name a package's file `kiln-package:<path>` and the joined modules
+// `kiln-joined:…` (host/build/bundle.ts): an author who writes those names gets nothing the passes did not
+// judge. A file outside the extension, named that way, is refused, and no byte of it reaches the artifact.
+test('an import spelled like the bundler\'s own module names reaches no file: kiln-package: and kiln-joined: are refused', async (t) => {
+  const dir = tree(t, {
+    'secret/token.txt': 'export default "SECRET-TOKEN-BYTES";\n',
+    'app/node_modules/tiny/package.json': { name: 'tiny', version: '1.0.0', type: 'module', main: 'index.js' },
+    'app/node_modules/tiny/index.js': 'export const t = 1;\n',
+  });
+  const app = join(dir, 'app');
+  const secret = join(dir, 'secret/token.txt');
+  const spellings = [`kiln-package:${secret}`, 'kiln-joined:author/../../secret/token.txt', 'kiln-joined:packages/../../secret/token.txt', 'kiln-joined:packages/p0.js'];
+  for (const [i, spelling] of spellings.entries()) {
+    for (const form of ['static', 'dynamic']) {
+      const main = `atk${i}-${form}.js`;
+      writeFileSync(join(app, main), `import { t } from 'tiny';\n` + (form === 'static'
+        ? `import s from ${JSON.stringify(spelling)};\ndefineTool({ name: 'atk', handler: () => [t, s] });\n`
+        : `defineTool({ name: 'atk', handler: async () => [t, await import(${JSON.stringify(spelling)})] });\n`));
+      const out = join(app, `${main}.wasm`);
+      const r = await kiln(['build', join(app, main), '-o', out]);
+      assert.equal(r.code, 1, `${form} ${spelling} built: ${r.stderr}`);
+      assert.match(r.stderr, /cannot import/, r.stderr);
+      assertNoInternalIds(r.stderr);
+      assert.throws(() => readFileSync(out), /ENOENT/, 'no artifact is written');
+    }
+  }
+  // The same package, imported as itself, builds: the refusals above are the spellings', not the package's.
+  writeFileSync(join(app, 'ok.js'), "import { t } from 'tiny';\ndefineTool({ name: 'ok', handler: () => t });\n");
+  const ok = await kiln(['build', join(app, 'ok.js'), '-o', join(app, 'ok.wasm')]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.ok(!readFileSync(join(app, 'ok.wasm')).includes('SECRET-TOKEN-BYTES'));
+});
+
+// Node evaluates a module's imports in the order it lists them, packages and the author's own files alike:
+// a file that sets a global before the package that reads it as it loads must run first (the passes of
+// bundle.ts put rolldown's reordering back).
+test('the author\'s modules and the packages they import run in the order Node runs them', async (t) => {
+  const dir = tree(t, {
+    'node_modules/reads/package.json': { name: 'reads', version: '1.0.0', type: 'module', main: 'index.js' },
+    'node_modules/reads/index.js': "export const seen = String(globalThis.__lent);\n(globalThis.__order ??= []).push('reads');\n",
+    'node_modules/cjsreads/package.json': { name: 'cjsreads', version: '1.0.0', main: 'index.js' },
+    'node_modules/cjsreads/index.js': "(globalThis.__order ??= []).push('cjsreads');\nmodule.exports = String(globalThis.__lent);\n",
+    'lend.mjs': "(globalThis.__order ??= []).push('lend');\nglobalThis.__lent = 'lent';\n",
+    'take.mjs': "(globalThis.__order ??= []).push('take');\ndelete globalThis.__lent;\n",
+    'main.mjs': "import './lend.mjs';\nimport { seen } from 'reads';\nimport cjs from 'cjsreads';\nimport './take.mjs';\n" +
+      "const order = globalThis.__order;\ndefineTool({ name: 'order.run', handler: () => ({ seen, cjs, order, after: typeof globalThis.__lent }) });\n",
+  });
+  const expected = { seen: 'lent', cjs: 'lent', order: ['lend', 'reads', 'cjsreads', 'take'], after: 'undefined' };
+  assert.deepEqual(await buildAndCall(dir, 'main.mjs', 'order.run'), expected);
+  // Node, on the same files, in a process of its own.
+  const node = execFileSync(process.execPath, ['--input-type=module', '-e',
+    `globalThis.defineTool = (d) => { globalThis.__tool = d; }; await import(${JSON.stringify(pathToFileURL(join(dir, 'main.mjs')).href)});
+console.log(JSON.stringify(await globalThis.__tool.handler({})));`], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(node), expected, 'Node on the same files');
 });

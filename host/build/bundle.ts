@@ -356,24 +356,29 @@ function packageEntries(ids: string[], packages: Packages, used: Map<string, Set
   };
 }
 
-/** The last pass's modules: the author's modules, whose package imports resolve to the packages' chunks. */
-function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks: Map<string, OutputChunk>, chunkOf: (id: string) => string): Plugin {
+/** The last pass's modules: the author's modules, whose package imports resolve to the packages' chunks.
+ *  It reads no file: an import that is not one of the earlier passes' chunks fails the build. */
+function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks: Map<string, OutputChunk>, chunkOf: (id: string) => string | undefined): Plugin {
+  const module = (id: string) => id.startsWith(AUTHOR_PREFIX) ? authors.get(id.slice(AUTHOR_PREFIX.length))
+    : id.startsWith(CHUNK_PREFIX) ? chunks.get(id.slice(CHUNK_PREFIX.length)) : undefined;
   const within = (prefix: string, importer: string, source: string) =>
-    prefix + posix.normalize(posix.join(posix.dirname(importer.slice(prefix.length)), source));
+    prefix + posix.join(posix.dirname(importer.slice(prefix.length)), source);
   return {
     name: 'kiln-joined',
     resolveId(source, importer) {
-      if (importer === undefined) return source;
-      if (source.startsWith(PACKAGE_PREFIX)) return CHUNK_PREFIX + chunkOf(source.slice(PACKAGE_PREFIX.length));
-      if (/^\.\.?\//.test(source)) {
-        if (importer.startsWith(CHUNK_PREFIX)) return within(CHUNK_PREFIX, importer, source);
-        if (importer.startsWith(AUTHOR_PREFIX)) return within(AUTHOR_PREFIX, importer, source);
+      let id: string | undefined;
+      if (importer === undefined) id = source;
+      else if (source.startsWith(PACKAGE_PREFIX)) id = CHUNK_PREFIX + chunkOf(source.slice(PACKAGE_PREFIX.length));
+      else if (/^\.\.?\//.test(source) && (importer.startsWith(CHUNK_PREFIX) || importer.startsWith(AUTHOR_PREFIX))) {
+        id = within(importer.startsWith(CHUNK_PREFIX) ? CHUNK_PREFIX : AUTHOR_PREFIX, importer, source);
       }
-      return null;
+      if (id === undefined || !module(id)) throw new BundleError(`cannot import ${JSON.stringify(source)}: it is none of the bundle's own modules`);
+      return id;
     },
     load(id) {
-      const c = id.startsWith(AUTHOR_PREFIX) ? authors.get(id.slice(AUTHOR_PREFIX.length)) : id.startsWith(CHUNK_PREFIX) ? chunks.get(id.slice(CHUNK_PREFIX.length)) : undefined;
-      return c ? { code: c.code, map: c.map?.toString(), moduleSideEffects: true } : null;
+      const c = module(id);
+      if (!c) throw new BundleError(`cannot load ${JSON.stringify(id)}: it is none of the bundle's own modules`);
+      return { code: c.code, map: c.map?.toString(), moduleSideEffects: true };
     },
   };
 }
@@ -491,7 +496,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
     const [chunk] = own.length === 1 && ids.length === 0 ? own : await pass({
       input: AUTHOR_PREFIX + own.find((c) => c.isEntry)!.fileName,
       treeshake: false,
-      plugins: [joined(authors, new Map(shaken.map((c) => [c.fileName, c])), (id) => entryOf.get(id)!)],
+      plugins: [joined(authors, new Map(shaken.map((c) => [c.fileName, c])), (id) => entryOf.get(id))],
     }, { codeSplitting: false });
     // kiln's built-in implementations by their place in kiln, not on this disk: the artifact does not depend on
     // where kiln is installed.
