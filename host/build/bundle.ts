@@ -20,7 +20,7 @@ import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:p
 import { rolldown, type InputOptions, type OutputChunk, type PartialResolvedId, type Plugin, type ResolvedId, type RolldownLog } from 'rolldown';
 import { parseAst } from 'rolldown/parseAst';
 import { SOURCE_EXTENSIONS } from '../extensions/discovery.js';
-import { containmentViolation, extensionRoot, real } from './containment.js';
+import { containmentViolation, extensionRoot, real, realOnce } from './containment.js';
 import { kilnImporter, kilnRoot, NODE_BUILTINS, OTHER_BUILTIN, REFUSED_BUILTINS } from './node-builtins.js';
 import { checkNesting, NestingError } from './nesting.js';
 import { BROWSER_CONDITIONS, EntryChoices } from './entries.js';
@@ -137,7 +137,7 @@ function builtinWayOut(source: string): string {
  *  comes first, so it sees each import before anything reads it and each module's code before anything parses
  *  it. */
 function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>,
-  entries: EntryChoices, packages?: Packages): Plugin {
+  entries: EntryChoices, real: (path: string) => string, packages?: Packages): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -188,13 +188,13 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
       // Which entry of a package this import chose.
       if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), options.kind === 'require-call');
       if (virtual(r.id)) return r;
-      const why = importer ? containmentViolation(root, path(r.id)) : undefined;
+      const why = importer ? containmentViolation(root, path(r.id), real) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
       return away(r);
     },
     load(id) {
       if (virtual(id) || isGranted(id)) return null;
-      const why = containmentViolation(root, path(id));
+      const why = containmentViolation(root, path(id), real);
       if (why) refuse(id, why);
       return null;
     },
@@ -393,6 +393,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
   // kiln's built-in implementation files this bundle reads; kilnImporter (no file: only what resolves them)
   // is in it so that what a resolution from it resolves in turn is kiln's too.
   const granted = new Set<string>([real(kilnImporter)]);
+  const realpath = realOnce(); // each path resolved once per build, which asks the same ones thousands of times
   const entries = new EntryChoices();
   // An import nothing resolved: rolldown warns (a require() outside try/catch) or fails (an import statement);
   // a require() inside try/catch (a package's optional dependency) is neither, and stays a require() that
@@ -466,7 +467,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       transform,
       plugins: [
         ...(options.virtual || options.aliases ? [virtualModules(options)] : []),
-        guard(entry, root, base, unresolved, granted, entries, packages),
+        guard(entry, root, base, unresolved, granted, entries, realpath, packages),
         { name: 'kiln-import-order', moduleParsed: (info) => void order.set(info.id, info.importedIds) },
       ],
     }, { preserveModules: true, preserveModulesRoot: root, entryFileNames: '[name].js', virtualDirname: 'kiln-virtual' });
@@ -488,7 +489,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       resolve: resolution,
       transform,
       preserveEntrySignatures: 'strict',
-      plugins: [packageEntries(ids, packages, used), guard(entry, root, base, unresolved, granted, entries)],
+      plugins: [packageEntries(ids, packages, used), guard(entry, root, base, unresolved, granted, entries, realpath)],
     }, { entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js' });
     // 3. All of it joined into one module, changing nothing: no tree-shaking, so nothing is rewritten. An
     //    `import()` of a bundled file resolves inside it.
