@@ -4,7 +4,7 @@ import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { readManifest } from './extensions/artifact.js';
-import { Engine, sha256 } from './engine/engine.js';
+import { Engine, onFirstV8Compile, sha256 } from './engine/engine.js';
 import { requestedBackend } from './engine/backends.js';
 import { KilnError, UsageError } from './errors.js';
 import { repoRoot } from './paths.js';
@@ -310,8 +310,16 @@ export async function main(argv: string[]): Promise<number> {
   // parser) with TurboFan in the background, mostly for nothing, and Node waits for those compiles before it
   // exits (measured: 110-150 ms after one script call). One-shot commands run on Liftoff code only (an
   // effectively unreachable tiering budget): CPU-bound guest code is then 10-30 % slower, which a process
-  // that lives for a fraction of a second never makes up. The server keeps V8's default.
-  if (cmd === 'run' || cmd === 'build' || cmd === 'inspect') setFlagsFromString(`--wasm-tiering-budget=${ONE_SHOT_TIERING_BUDGET}`);
+  // that lives for a fraction of a second never makes up. The server keeps V8's default. Set only when V8
+  // compiles the engine (on wasmtime V8 compiles no wasm), because a changed V8 flag costs every Node builtin
+  // module loaded after it its code cache (engine.ts `onFirstV8Compile`).
+  if (cmd === 'run' || cmd === 'build' || cmd === 'inspect') {
+    onFirstV8Compile(() => {
+      // bin/code-cache.js makes the caches of the code compiled so far under the flags it was compiled with
+      (globalThis as Record<symbol, (() => void) | undefined>)[Symbol.for('kiln.beforeV8Flags')]?.();
+      setFlagsFromString(`--wasm-tiering-budget=${ONE_SHOT_TIERING_BUDGET}`);
+    });
+  }
   switch (cmd) {
     case 'build': return build(rest);
     case 'inspect': return inspect(rest);

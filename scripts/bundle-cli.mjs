@@ -16,7 +16,7 @@
 //
 // dist/host/ stays the source of truth (tests import it). bin/kiln.js uses this bundle only when it is newer
 // than dist/host/cli.js, so a `tsc` without this step never runs stale code.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +37,28 @@ const bundle = await rollup({
   // npm packages) is loaded as it is.
   external: (id) => id.startsWith('node:') || builtins.has(id) || !(id.startsWith('.') || id.startsWith('/')),
   onwarn: (w) => { throw new Error(`bundle-cli: ${w.message}`); },
+  plugins: [{
+    // `import()` of a package goes through dist/cli/import.js, which Node's own loader compiles: the chunks
+    // are compiled by bin/code-cache.js, and a script compiled from V8's code cache has no `import()` of its
+    // own on Node 20. import.js sits beside the chunks, so a package resolves from the same directory.
+    name: 'kiln-import-through-node',
+    renderDynamicImport({ targetModuleId }) {
+      if (targetModuleId && this.getModuleInfo(targetModuleId)?.isExternal) return { left: "require('./import.js')(", right: ')' };
+      return null;
+    },
+  }],
 });
 rmSync(out, { recursive: true, force: true });
 await bundle.write({ dir: out, format: 'cjs', interop: 'auto', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name].js', sourcemap: false });
 await bundle.close();
 writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
+writeFileSync(join(out, 'import.js'), [
+  "// The chunks' `import()` of a package (scripts/bundle-cli.mjs): compiled by Node's loader, never from a code cache.",
+  "'use strict';",
+  'module.exports = (specifier) => import(specifier);',
+  '',
+].join('\n'));
+// Every other `import()` was rendered as a `require` of a chunk or through import.js.
+for (const f of readdirSync(out)) {
+  if (f !== 'import.js' && /\bimport\(/.test(readFileSync(join(out, f), 'utf8').replace(/\/\/.*$/gm, ''))) throw new Error(`bundle-cli: ${f} still has an import()`);
+}

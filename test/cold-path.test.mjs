@@ -4,6 +4,7 @@
 // ES module at all.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { ADDON_FILE } from '../dist/host/engine/wasmtime.js';
 import { join } from 'node:path';
@@ -87,4 +88,26 @@ test('kiln run keeps a script\'s bytecode between runs, never serves it for chan
   const ro = await kiln(['run', script], { env: { KILN_BUILD_CACHE: blocked } });
   assert.equal(ro.code, 0, ro.stderr);
   assert.equal(ro.stdout.trim(), '53');
+});
+
+test('the bundled CLI runs from V8 code caches checked by their sha256, and a damaged one is compiled again, not used', async () => {
+  const dir = join(root, 'build/cache/cli-v8'); // bin/code-cache.js: the checkout's cache directory
+  const ours = () => readdirSync(dir).filter((f) => /^cli\.[0-9a-f]{32}\.f0\.v8$/.test(f));
+  const sound = (bytes) => bytes.length > 32 && createHash('sha256').update(bytes.subarray(32)).digest().equals(bytes.subarray(0, 32));
+  const first = await kiln(['--version']); // makes the caches it had none for
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(ours().length, 1, 'one cache for the entry chunk, named by its source');
+  const file = join(dir, ours()[0]);
+  assert.ok(sound(readFileSync(file)), 'the cache starts with the sha256 of its bytes');
+  // Its recorded sha256 damaged, its bytecode not: only kiln's check refuses it (V8 would take the bytecode).
+  const damaged = readFileSync(file);
+  damaged[0] ^= 0xff;
+  writeFileSync(file, damaged);
+  const again = await kiln(['--version']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, first.stdout);
+  assert.equal(again.stderr, '');
+  // Refused (the chunk was compiled from source) and made again.
+  const rewritten = readFileSync(file);
+  assert.ok(sound(rewritten) && !rewritten.equals(damaged), 'the damaged cache was replaced by a sound one');
 });

@@ -53,6 +53,16 @@ export function engineId(component: Uint8Array): string {
 /** The engine's compiled core modules, as a worker receives them from the thread that compiled them. */
 export type CompiledModules = WebAssembly.Module[];
 
+/** Run once, right before this process first has V8 compile the engine's core modules (the V8 backend only). */
+let beforeV8Compile: (() => void) | undefined;
+
+/** `f` runs right before V8 first compiles the engine in this process, and never on the wasmtime backend.
+ *  The command line sets its V8 flags there: a V8 flag changed earlier costs every Node builtin module loaded
+ *  after it its code cache (V8 keys the cache by the flags), so each one is parsed and compiled from source. */
+export function onFirstV8Compile(f: () => void): void {
+  beforeV8Compile = f;
+}
+
 export class Engine {
   /** Compiled core modules in the bindings' order (engine.core.wasm, engine.core2.wasm, ...). */
   readonly modules: CompiledModules;
@@ -69,6 +79,11 @@ export class Engine {
     compiled?: CompiledModules,
   ) {
     // On wasmtime V8 compiles nothing: the bindings are kept only for the V8 backend.
+    if (!wasmtime && !compiled) {
+      const f = beforeV8Compile;
+      beforeV8Compile = undefined;
+      f?.();
+    }
     this.modules = wasmtime ? [] : compiled ?? coreModules(component).map((s) => new WebAssembly.Module(moduleBytes(component, s) as BufferSource));
   }
 

@@ -272,7 +272,7 @@ export class Registry {
       ...(store ? [store, `${store}.${process.pid}.tmp`] : []),
       ...auditFiles(this.policy.audit),
       ...this.sourcePaths, ...this.extensions.map((e) => e.file),
-      BUILD_CACHE, cacheDir(), // built artifacts, and validators' code the host runs
+      BUILD_CACHE, cacheDir(), // built artifacts, and code the host runs (validators, bin/code-cache.js's bytecode)
     ];
   }
 
