@@ -29,8 +29,8 @@
 //    killed: a setsid'd descendant, or anything after a SIGKILL of the server, could survive, nothing hides
 //    the server's /proc entries, and a descriptor kiln inherited without close-on-exec reaches the command.
 //    kiln says so once on stderr, as above.
-import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { execa as Execa, ResultPromise } from 'execa';
 import { KilnError } from '../../errors.js';
@@ -128,6 +128,8 @@ export function reaper(): string | undefined {
     const why = reaperUnavailable();
     if (why) writeStderr(`kiln: ${why}, so a command that leaves its process group can outlive its call, and it sees the server's /proc entries (docs/security.md)`);
     else {
+      // node:child_process loads here: a process that runs no command never loads it.
+      const { spawnSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
       const probe = spawnSync(REAPER, ['--probe'], { encoding: 'utf8', env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
       if (probe.status !== 0) {
         writeStderr(`kiln: commands are not isolated from the server (${(probe.stderr || probe.error?.message || 'the probe failed').trim().slice(0, 200)}): a command running as kiln's user can read the server's /proc entries (its initial environment, memory); give secrets from [secrets.*] only where kiln runs as root or unprivileged user namespaces are on (docs/security.md, "Secrets")`);

@@ -119,15 +119,21 @@ export function checkUrl(tool: string, input: string, net: string[], policy: Net
   return url;
 }
 
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
-// IPv6: unspecified, loopback, unique-local, link-local, site-local (deprecated, still routable on some
-// networks), multicast, and the local-use NAT64 prefix (RFC 8215), whose IPv4 part is whatever the network says.
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b:1::', 48]] as const) {
-  PRIVATE.addSubnet(net, bits, 'ipv6');
+/** The private ranges, made at their first use (a process that reaches no network never loads Node's BlockList). */
+let privateRanges: BlockList | undefined;
+function privateList(): BlockList {
+  if (privateRanges) return privateRanges;
+  const list = new BlockList();
+  for (const [net, bits] of [
+    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
+    ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ] as const) list.addSubnet(net, bits, 'ipv4');
+  // IPv6: unspecified, loopback, unique-local, link-local, site-local (deprecated, still routable on some
+  // networks), multicast, and the local-use NAT64 prefix (RFC 8215), whose IPv4 part is whatever the network says.
+  for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b:1::', 48]] as const) {
+    list.addSubnet(net, bits, 'ipv6');
+  }
+  return (privateRanges = list);
 }
 
 /** The eight 16-bit groups of an IPv6 address (`isIP` has accepted it), a trailing dotted quad included. */
@@ -165,7 +171,8 @@ export function addressAllowed(address: string, policy: NetPolicy): boolean {
   if (!policy.denyPrivate) return true;
   const family = isIP(address);
   if (family === 0) return false;
-  if (family === 4) return !PRIVATE.check(address, 'ipv4');
-  if (PRIVATE.check(address, 'ipv6')) return false;
-  return embeddedIpv4(ipv6Groups(address)).every((inner) => !PRIVATE.check(inner, 'ipv4'));
+  const ranges = privateList();
+  if (family === 4) return !ranges.check(address, 'ipv4');
+  if (ranges.check(address, 'ipv6')) return false;
+  return embeddedIpv4(ipv6Groups(address)).every((inner) => !ranges.check(inner, 'ipv4'));
 }
