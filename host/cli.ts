@@ -233,9 +233,12 @@ async function run(argv: string[]): Promise<number> {
   }
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new KilnError('kiln run: --timeout-ms must be a positive integer');
+  // The modules that run the script load while the engine loads (wasmtime's precompiled engine is read and
+  // checked off this thread).
+  const modules = Promise.all([import('./sessions/sessions.js'), import('./sessions/scripts.js')]);
+  modules.catch(() => {}); // a failed load of the registry is the error reported; this one is then awaited by no one
   const registry = await loadRegistry(paths, values.config, false, true);
-  const { Sessions } = await import('./sessions/sessions.js');
-  const { ScriptRunner, SCRIPT_CACHE } = await import('./sessions/scripts.js');
+  const [{ Sessions }, { ScriptRunner, SCRIPT_CACHE }] = await modules;
   // One script, no server to protect: guests run on this thread (deadlines still interrupt them), so no
   // worker thread is started.
   const policy = { ...registry.policy, sessions: { ...registry.policy.sessions, isolation: 'inline' as const } };

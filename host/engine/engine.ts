@@ -117,7 +117,7 @@ export class Engine {
     if (choice.backend === 'wasmtime') {
       let { addon, why } = loadAddon(dir);
       try {
-        if (addon) wasmtime = WasmtimeEngine.open(addon, dir, component, info.componentSha256);
+        if (addon) wasmtime = await WasmtimeEngine.open(addon, dir, component, info.componentSha256);
       } catch (e: any) {
         why = `the wasmtime backend could not load the engine (${e?.message ?? e})`;
       }

@@ -6,8 +6,9 @@
 //    engine/wasi.ts), and the addon calls those functions synchronously on this thread.
 //  - Precompiled code is mapped only from the file this module wrote for this engine component (its sha256)
 //    and this addon's wasmtime version, in kiln's own build or cache directory, and only when its bytes hash
-//    to the sha256 written beside it (those very bytes are handed to wasmtime, which copies them); wasmtime
-//    refuses one compiled for another configuration or CPU. Either way it is compiled again.
+//    to the sha256 written beside it (the addon reads the file once, hashes those bytes and hands the same
+//    bytes to wasmtime, which copies them); wasmtime refuses one compiled for another configuration or CPU.
+//    Either way it is compiled again.
 //  - The guest object an instance gets behaves as jco's: result-typed exports return their value or throw an
 //    Error carrying `payload`; a run past its deadline throws `code: 'KILN_DEADLINE'`.
 import { createHash } from 'node:crypto';
@@ -51,7 +52,14 @@ interface Addon {
   wasmtimeVersion(): string;
   configure(wasmStackBytes: number): void;
   precompile(wasm: Uint8Array): Uint8Array;
-  Runtime: new (key: string, code: Uint8Array) => { instantiate(imports: Record<string, unknown>): NativeGuest };
+  Runtime: new (key: string, code: Uint8Array) => NativeRuntime;
+  /** The precompiled engine in `file`, read, checked against `sha256` and loaded on a thread of Node's pool;
+   *  rejects when its bytes do not hash to it or wasmtime refuses them. */
+  openPrecompiled(file: string, sha256: string): Promise<NativeRuntime>;
+}
+
+interface NativeRuntime {
+  instantiate(imports: Record<string, unknown>): NativeGuest;
 }
 
 /** What instance.ts needs of a wasmtime instance besides its exports. */
@@ -97,25 +105,24 @@ export function loadAddon(engineDir: string): { addon?: Addon; why?: string } {
 /** The precompiled engine: read from the file compiled for this component and wasmtime, compiled (and
  *  written) first when there is none, or it fails its sha256, or wasmtime refuses it. */
 export class WasmtimeEngine {
-  private constructor(private readonly runtime: InstanceType<Addon['Runtime']>, readonly wasmtimeVersion: string, readonly precompiledFile: string) {}
+  private constructor(private readonly runtime: NativeRuntime, readonly wasmtimeVersion: string, readonly precompiledFile: string) {}
 
-  static open(a: Addon, engineDir: string, component: Uint8Array, componentSha256: string): WasmtimeEngine {
+  static async open(a: Addon, engineDir: string, component: Uint8Array, componentSha256: string): Promise<WasmtimeEngine> {
     const version = a.wasmtimeVersion();
     const name = `engine.${componentSha256.slice(0, 16)}.wasmtime-${version}.${platform()}-${arch()}.cwasm`;
     const dirs = [engineDir, join(cacheDir(), 'engine')];
     for (const dir of dirs) {
       const file = join(dir, name);
       // Used only when its bytes are the ones written beside their sha256: wasmtime checks the header
-      // (version, configuration, CPU features) but not the code, which runs as it is. The bytes checked are
-      // the bytes wasmtime copies, so a change to the file after the check changes nothing.
+      // (version, configuration, CPU features) but not the code, which runs as it is. The addon checks the
+      // bytes it then hands to wasmtime, which copies them, so a change to the file after the check changes
+      // nothing. It reads, hashes and loads them off this thread (4.4 MB: a few ms a one-shot process spends
+      // loading its own modules meanwhile).
       if (!existsSync(file) || !existsSync(`${file}.sha256`)) continue;
       try {
-        const code = readFileSync(file);
-        const sum = sha256(code);
-        if (sum !== readFileSync(`${file}.sha256`, 'utf8').trim()) continue;
-        return new WasmtimeEngine(new a.Runtime(sum, code), version, file);
+        return new WasmtimeEngine(await a.openPrecompiled(file, readFileSync(`${file}.sha256`, 'utf8').trim()), version, file);
       } catch {
-        // Compiled for another configuration or CPU: compiled again below.
+        // Damaged, or compiled for another configuration or CPU: compiled again below.
       }
     }
     const code = a.precompile(component);

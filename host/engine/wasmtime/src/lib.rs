@@ -135,7 +135,7 @@ struct ImportSpec {
 }
 
 /// The engine component, compiled, with its linker: shared by every thread of the process.
-struct Loaded {
+pub struct Loaded {
   pre: InstancePre<Host>,
   imports: Vec<ImportSpec>,
   resource_kinds: u32,
@@ -349,6 +349,73 @@ fn bridge_in_scope(mut store: StoreContextMut<'_, Host>, index: usize, method: O
   }
 }
 
+/// The engine component from precompiled `code` known as `key` (its sha256), or the one this process already
+/// loaded under that key. `code` must be bytes `precompile` made and the host verified: wasmtime checks their
+/// header (version, configuration, CPU) and copies them into its own executable memory, so a later change to
+/// their source changes nothing here.
+fn load(key: String, code: &[u8]) -> Result<Arc<Loaded>> {
+  if let Some((_, l)) = LOADED.lock().map_err(err)?.iter().find(|(k, _)| *k == key) {
+    return Ok(l.clone());
+  }
+  let e = engine(None)?;
+  let component = unsafe { Component::deserialize(e, code) }.map_err(|x| err(format!("{x:#}")))?;
+  let mut linker = Linker::new(e);
+  let (imports, resource_kinds) = define(&mut linker, &component, e)?;
+  let guest = component
+    .get_export_index(None, "kiln:extension/guest@0.7.0")
+    .ok_or_else(|| err("the engine component exports no kiln:extension/guest@0.7.0"))?;
+  let exports = GuestExports {
+    load: export(&component, &guest, "load")?,
+    invoke: export(&component, &guest, "invoke")?,
+    complete: export(&component, &guest, "complete")?,
+    complete_bytes: export(&component, &guest, "complete-bytes")?,
+    cancel: export(&component, &guest, "cancel")?,
+    run_script: export(&component, &guest, "run-script")?,
+    compile: export(&component, &guest, "compile")?,
+  };
+  let pre = linker.instantiate_pre(&component).map_err(|x| err(format!("{x:#}")))?;
+  let loaded = Arc::new(Loaded { pre, imports, resource_kinds, exports });
+  LOADED.lock().map_err(err)?.push((key, loaded.clone()));
+  Ok(loaded)
+}
+
+/// Reads a precompiled engine file, checks it against its sha256 and loads those very bytes, on a thread of
+/// Node's pool (the host goes on loading its own modules meanwhile).
+pub struct OpenPrecompiled {
+  file: String,
+  sha256: String,
+}
+
+impl Task for OpenPrecompiled {
+  type Output = Arc<Loaded>;
+  type JsValue = Runtime;
+
+  fn compute(&mut self) -> Result<Arc<Loaded>> {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let code = std::fs::read(&self.file).map_err(|e| err(format!("{}: {e}", self.file)))?;
+    let mut sum = String::with_capacity(64);
+    for b in Sha256::digest(&code) {
+      let _ = write!(sum, "{b:02x}");
+    }
+    if sum != self.sha256 {
+      return Err(err(format!("{} does not match its sha256", self.file)));
+    }
+    load(sum, &code)
+  }
+
+  fn resolve(&mut self, _env: Env, loaded: Arc<Loaded>) -> Result<Runtime> {
+    Ok(Runtime { loaded })
+  }
+}
+
+/// The precompiled engine in `file`, used only when its bytes hash to `sha256` (the one the host wrote beside
+/// it): read, checked and loaded off the calling thread. Rejects when they do not, or wasmtime refuses them.
+#[napi(ts_return_type = "Promise<Runtime>")]
+pub fn open_precompiled(file: String, sha256: String) -> AsyncTask<OpenPrecompiled> {
+  AsyncTask::new(OpenPrecompiled { file, sha256 })
+}
+
 /// The engine component, precompiled, with its imports bound: instantiates guests.
 #[napi]
 pub struct Runtime {
@@ -361,32 +428,9 @@ impl Runtime {
   /// (its sha256: a second thread of the process gets the one already loaded).
   #[napi(constructor)]
   pub fn new(key: String, code: Uint8Array) -> Result<Self> {
-    if let Some((_, l)) = LOADED.lock().map_err(err)?.iter().find(|(k, _)| *k == key) {
-      return Ok(Runtime { loaded: l.clone() });
-    }
-    let e = engine(None)?;
-    // Safety: these are the bytes the host wrote with `precompile` and checked against the sha256 it wrote
-    // beside them (host/engine/wasmtime.ts); wasmtime checks their header (version, configuration, CPU) and
-    // copies them into its own executable memory, so a later change to the file changes nothing here.
-    let component = unsafe { Component::deserialize(e, &code) }.map_err(|x| err(format!("{x:#}")))?;
-    let mut linker = Linker::new(e);
-    let (imports, resource_kinds) = define(&mut linker, &component, e)?;
-    let guest = component
-      .get_export_index(None, "kiln:extension/guest@0.7.0")
-      .ok_or_else(|| err("the engine component exports no kiln:extension/guest@0.7.0"))?;
-    let exports = GuestExports {
-      load: export(&component, &guest, "load")?,
-      invoke: export(&component, &guest, "invoke")?,
-      complete: export(&component, &guest, "complete")?,
-      complete_bytes: export(&component, &guest, "complete-bytes")?,
-      cancel: export(&component, &guest, "cancel")?,
-      run_script: export(&component, &guest, "run-script")?,
-      compile: export(&component, &guest, "compile")?,
-    };
-    let pre = linker.instantiate_pre(&component).map_err(|x| err(format!("{x:#}")))?;
-    let loaded = Arc::new(Loaded { pre, imports, resource_kinds, exports });
-    LOADED.lock().map_err(err)?.push((key, loaded.clone()));
-    Ok(Runtime { loaded })
+    // Safety (of `load`): these are the bytes the host wrote with `precompile` and checked against the
+    // sha256 it wrote beside them (host/engine/wasmtime.ts).
+    Ok(Runtime { loaded: load(key, &code)? })
   }
 
   /// A new guest whose imports are the functions of `imports` (keyed by interface, as jco's are).
