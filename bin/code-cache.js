@@ -7,7 +7,9 @@
 // Invariants:
 //  - A cache is used only for the exact source it was made from: its file is named by the sha256 of that
 //    source, of Node's version and architecture, and of the V8 flags' state (a flag changed at run time, see
-//    beforeV8Flags, makes V8 refuse caches made without it, so each state has its own); and only when its
+//    beforeV8Flags, makes V8 refuse caches made without it, so each state has its own); each command has its
+//    own (a chunk's cache holds the functions the command that made it ran: `kiln build`'s would leave
+//    `kiln run`'s to be compiled every time); and a cache is used only when its
 //    bytes hash to the sha256 stored at its start (a truncated or damaged file is not handed to V8). V8
 //    checks its own version, flags and the source's length as well, and compiles from source when it refuses.
 //  - In kiln's own cache directory (paths.ts `cacheDir`: build/cache in a checkout, else the user's cache),
@@ -40,6 +42,7 @@ function useCodeCache(bundleDir, root) {
   /** Scripts compiled without a usable cache: [script, cache file]. */
   let pending = [];
   let flagsChanged = false;
+  const command = /^[a-z][a-z-]{0,15}$/.test(process.argv[2] ?? '') ? process.argv[2] : 'other';
 
   const write = () => {
     const made = pending;
@@ -51,7 +54,7 @@ function useCodeCache(bundleDir, root) {
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, Buffer.concat([sha256(data), data]));
         renameSync(tmp, file);
-        // The same chunk's caches for other sources or states of the flags go, unless another state's.
+        // The chunk's caches for other sources in the same state (command, flags) go.
         const [chunk, , state] = basename(file).split('.').slice(-4);
         for (const f of readdirSync(dir)) {
           const [c, , s, ext] = f.split('.').slice(-4);
@@ -73,7 +76,7 @@ function useCodeCache(bundleDir, root) {
   Module.prototype._compile = function (content, filename) {
     if (!filename.startsWith(prefix) || filename === `${prefix}import.js`) return compile.call(this, content, filename);
     const source = Module.wrap(content);
-    const state = flagsChanged ? 'f1' : 'f0';
+    const state = `${command}-${flagsChanged ? 'f1' : 'f0'}`;
     const key = sha256(`${process.version}\0${process.arch}\0${state}\0${source}`).toString('hex').slice(0, 32);
     const file = join(dir, `${basename(filename, '.js')}.${key}.${state}.v8`);
     let cachedData;
