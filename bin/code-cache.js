@@ -20,7 +20,7 @@
 //    read or written changes nothing but the time.
 'use strict';
 const { createHash } = require('node:crypto');
-const { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
+const { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const { homedir } = require('node:os');
 const { basename, dirname, join } = require('node:path');
@@ -47,10 +47,16 @@ function useCodeCache(bundleDir, root) {
   const write = () => {
     const made = pending;
     pending = [];
+    if (made.length === 0) return;
+    try {
+      mkdirSync(dir, { recursive: true });
+      accessSync(dir, constants.W_OK);
+    } catch {
+      return; // a read-only cache directory: no cache is made (making one costs a few ms)
+    }
     for (const [script, file] of made) {
       try {
         const data = script.createCachedData();
-        mkdirSync(dir, { recursive: true });
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, Buffer.concat([sha256(data), data]));
         renameSync(tmp, file);
