@@ -274,7 +274,7 @@ const CHUNK_PREFIX = 'kiln-joined:packages/';
 const NAMESPACE = '__kiln_namespace';
 
 /** What one of the author's modules takes from each package file, added to `used`: the names it imports or
- *  re-exports, '*' for a namespace (an `import * as`, an `import()`, a re-export of everything). A
+ *  re-exports, '*' for a namespace (an `import * as`, a dynamic import, a re-export of everything). A
  *  side-effect import names nothing. Returns `code` with each use of a namespace taken from the package chunk's NAMESPACE export instead,
  *  on the same line: a chunk's own namespace holds only what the author uses, and a CommonJS package's
  *  namespace is built by the bundler. */
