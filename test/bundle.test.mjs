@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -388,6 +388,36 @@ test('an import spelled like the bundler\'s own module names reaches no file: ki
   const ok = await kiln(['build', join(app, 'ok.js'), '-o', join(app, 'ok.wasm')]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.ok(!readFileSync(join(app, 'ok.wasm')).includes('SECRET-TOKEN-BYTES'));
+});
+
+// rolldown reads a module's id as it is, query included: `./a.js?/../x.txt` resolves to a.js with a query, and
+// a directory named `a.js?` makes the whole id a path on the disk that leaves the extension (through `..` or a
+// symlink). The id is judged both ways; the same trick in a package (which needs no symlink) too.
+test('an import whose query is a path (a directory named `a.js?`) reaches no file outside the extension', async (t) => {
+  const dir = tree(t, {
+    'secret/token.txt': 'SECRET-TOKEN-BYTES\n',
+    'app/ok.js': 'export default 1;\n',
+    'app/ok.js?/.keep': '',
+    'app/node_modules/pk/package.json': { name: 'pk', version: '1.0.0', type: 'module', main: 'i.js' },
+    'app/node_modules/pk/i.js': "export { default } from './i.js?/../../../../secret/token.txt';\n",
+    'app/node_modules/pk/i.js?/.keep': '',
+  });
+  const app = join(dir, 'app');
+  symlinkSync(join(dir, 'secret'), join(app, 'ok.js?/out'));
+  const cases = {
+    'dotdot.js': "import s from './ok.js?/../../secret/token.txt';\n",
+    'symlink.js': "import s from './ok.js?/out/token.txt';\n",
+    'package.js': "import s from 'pk';\n",
+  };
+  for (const [main, head] of Object.entries(cases)) {
+    writeFileSync(join(app, main), `${head}defineTool({ name: 'atk', handler: () => s });\n`);
+    const out = join(app, `${main}.wasm`);
+    const r = await kiln(['build', join(app, main), '-o', out]);
+    assert.equal(r.code, 1, `${main} built: ${r.stderr}`);
+    assert.match(r.stderr, /cannot import .*secret\/token\.txt is outside the extension's directory/, r.stderr);
+    assert.ok(!r.stderr.includes('SECRET-TOKEN-BYTES'), r.stderr);
+    assert.throws(() => readFileSync(out), /ENOENT/, 'no artifact is written');
+  }
 });
 
 // Node evaluates a module's imports in the order it lists them, packages and the author's own files alike:

@@ -145,7 +145,10 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   const virtual = (id: string) => id.startsWith('\0');
   const path = (id: string) => id.replace(/\?.*$/, '');
   const ownModule = (id: string) => !/[\\/]node_modules[\\/]/.test(path(id));
-  const isGranted = (id: string) => granted.has(real(fileOf(id)));
+  // rolldown reads a module's id as it is, query and all: `a.js?/../../x.txt` is a path on this disk (a
+  // directory named `a.js?` makes it one), so an id is judged both with its query and without.
+  const isGranted = (id: string) => path(id) === id && granted.has(real(id));
+  const violation = (id: string) => containmentViolation(root, path(id), real) ?? (path(id) === id ? undefined : containmentViolation(root, id, real));
   // In the author's pass, a module that is not the author's (a package's, or one of kiln's built-in
   // implementations) is left for the packages' pass: an external import of its resolved file.
   const away = (r: Pick<ResolvedId, 'id' | 'external'> & Partial<ResolvedId>): PartialResolvedId => {
@@ -188,13 +191,13 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
       // Which entry of a package this import chose.
       if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), options.kind === 'require-call');
       if (virtual(r.id)) return r;
-      const why = importer ? containmentViolation(root, path(r.id), real) : undefined;
+      const why = importer ? violation(r.id) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
       return away(r);
     },
     load(id) {
       if (virtual(id) || isGranted(id)) return null;
-      const why = containmentViolation(root, path(id), real);
+      const why = violation(id);
       if (why) refuse(id, why);
       return null;
     },
