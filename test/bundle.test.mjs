@@ -420,6 +420,31 @@ test('an import whose query is a path (a directory named `a.js?`) reaches no fil
   }
 });
 
+// A package that imports one of the author's modules back (a cycle) gets that module, not a copy of it: the
+// packages' pass leaves the import for the last pass to join, so the module runs once, as in Node. A require()
+// of it cannot be joined and fails the build naming both files.
+test('a cycle between the author\'s module and a package runs each module once, as Node does', async (t) => {
+  const dir = tree(t, {
+    'main.mjs': "import { p } from 'cyc';\nexport const a = 'A';\n(globalThis.__runs ??= []).push('main');\n" +
+      "globalThis.defineTool?.({ name: 'cyc.run', handler: () => p() });\n",
+    'helper.mjs': "(globalThis.__runs ??= []).push('helper');\nexport const h = 'H';\n",
+    'node_modules/cyc/package.json': { name: 'cyc', version: '1.0.0', type: 'module', main: 'index.js' },
+    'node_modules/cyc/index.js': "import { a } from '../../main.mjs';\nimport * as helper from '../../helper.mjs';\n" +
+      "(globalThis.__runs ??= []).push('cyc');\nexport const p = () => [a, helper.h, globalThis.__runs];\n",
+    'req.mjs': "import { q } from 'req';\nexport const a = 1;\ndefineTool({ name: 'req.run', handler: () => q });\n",
+    'node_modules/req/package.json': { name: 'req', version: '1.0.0', main: 'index.js' },
+    'node_modules/req/index.js': "exports.q = () => require('../../req.mjs').a;\n",
+  });
+  const inNode = (await import(pathToFileURL(join(dir, 'main.mjs')).href)).a && (await import(pathToFileURL(join(dir, 'node_modules/cyc/index.js')).href)).p();
+  delete globalThis.__runs;
+  assert.deepEqual(inNode, ['A', 'H', ['helper', 'cyc', 'main']]);
+  assert.deepEqual(await buildAndCall(dir, 'main.mjs', 'cyc.run'), inNode);
+  const r = await kiln(['build', join(dir, 'req.mjs'), '-o', join(dir, 'req.wasm')]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /node_modules\/req\/index\.js: cannot require "\.\.\/\.\.\/req\.mjs": it is the extension's own module req\.mjs/);
+  assertNoInternalIds(r.stderr);
+});
+
 // Node evaluates a module's imports in the order it lists them, packages and the author's own files alike:
 // a file that sets a global before the package that reads it as it loads must run first (the passes of
 // bundle.ts put rolldown's reordering back).

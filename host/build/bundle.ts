@@ -137,7 +137,7 @@ function builtinWayOut(source: string): string {
  *  comes first, so it sees each import before anything reads it and each module's code before anything parses
  *  it. */
 function guard(entry: string, root: string, base: string, unresolved: Map<string, string>, granted: Set<string>,
-  entries: EntryChoices, real: (path: string) => string, packages?: Packages): Plugin {
+  entries: EntryChoices, real: (path: string) => string, packages?: Packages, authored?: ReadonlyMap<string, string>): Plugin {
   const refuse = (id: string, why: string, importer?: string) => {
     throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot import ${JSON.stringify(id)}: ${why}; ` +
       'an extension may import only files under its own directory and installed packages');
@@ -151,8 +151,13 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
   const violation = (id: string) => containmentViolation(root, path(id), real) ?? (path(id) === id ? undefined : containmentViolation(root, id, real));
   // In the author's pass, a module that is not the author's (a package's, or one of kiln's built-in
   // implementations) is left for the packages' pass: an external import of its resolved file.
+  // In the packages' pass, a package's import of one of the author's modules of the first pass (`authored`: a
+  // cycle through the package) is left as an external import of it, joined to that module in the last pass: it
+  // runs once, as in Node.
   const away = (r: Pick<ResolvedId, 'id' | 'external'> & Partial<ResolvedId>): PartialResolvedId => {
-    if (!packages || r.external || virtual(r.id) || (ownModule(r.id) && !isGranted(r.id))) return r;
+    if (r.external || virtual(r.id)) return r;
+    if (!packages) return authored?.has(r.id) ? { id: AUTHOR_MODULE_PREFIX + r.id, external: true } : r;
+    if (ownModule(r.id) && !isGranted(r.id)) return r;
     if (!packages.has(r.id)) packages.set(r.id, r.moduleSideEffects ?? null);
     return { id: PACKAGE_PREFIX + r.id, external: true };
   };
@@ -193,6 +198,11 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
       if (virtual(r.id)) return r;
       const why = importer ? violation(r.id) : undefined;
       if (why) refuse(source, why, !importer || virtual(importer) || importer === entry ? undefined : importer);
+      // The author's module is its own module of the last pass, which a require() cannot name.
+      if (!packages && authored?.has(r.id) && options.kind === 'require-call') {
+        throw new BundleError(`${importer ? `${relative(base, importer)}: ` : ''}cannot require ${JSON.stringify(source)}: ` +
+          `it is the extension's own module ${relative(base, r.id)}, which a package may import, not require()`);
+      }
       return away(r);
     },
     load(id) {
@@ -268,6 +278,8 @@ type Packages = Map<string, ResolvedId['moduleSideEffects'] | null>;
 /** The author's pass names a package file by this and its resolved id; the packages' pass has one entry
  *  module per file, by number; the last pass's modules are the author's bundle and the packages' chunks. */
 const PACKAGE_PREFIX = 'kiln-package:';
+/** The packages' pass names one of the author's modules, imported by a package, by this and its resolved id. */
+const AUTHOR_MODULE_PREFIX = 'kiln-author:';
 const ENTRY_PREFIX = '\0kiln-entry:';
 // Not NUL-prefixed, unlike the other virtual modules: rolldown keeps no source map of a module that is.
 const AUTHOR_PREFIX = 'kiln-joined:author/';
@@ -361,7 +373,8 @@ function packageEntries(ids: string[], packages: Packages, used: Map<string, Set
 
 /** The last pass's modules: the author's modules, whose package imports resolve to the packages' chunks.
  *  It reads no file: an import that is not one of the earlier passes' chunks fails the build. */
-function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks: Map<string, OutputChunk>, chunkOf: (id: string) => string | undefined): Plugin {
+function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks: Map<string, OutputChunk>, chunkOf: (id: string) => string | undefined,
+  authorOf: (id: string) => string | undefined): Plugin {
   const module = (id: string) => id.startsWith(AUTHOR_PREFIX) ? authors.get(id.slice(AUTHOR_PREFIX.length))
     : id.startsWith(CHUNK_PREFIX) ? chunks.get(id.slice(CHUNK_PREFIX.length)) : undefined;
   const within = (prefix: string, importer: string, source: string) =>
@@ -372,6 +385,7 @@ function joined(authors: Map<string, Pick<OutputChunk, 'code' | 'map'>>, chunks:
       let id: string | undefined;
       if (importer === undefined) id = source;
       else if (source.startsWith(PACKAGE_PREFIX)) id = CHUNK_PREFIX + chunkOf(source.slice(PACKAGE_PREFIX.length));
+      else if (source.startsWith(AUTHOR_MODULE_PREFIX) && importer.startsWith(CHUNK_PREFIX)) id = AUTHOR_PREFIX + authorOf(source.slice(AUTHOR_MODULE_PREFIX.length));
       else if (/^\.\.?\//.test(source) && (importer.startsWith(CHUNK_PREFIX) || importer.startsWith(AUTHOR_PREFIX))) {
         id = within(importer.startsWith(CHUNK_PREFIX) ? CHUNK_PREFIX : AUTHOR_PREFIX, importer, source);
       }
@@ -476,6 +490,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
     }, { preserveModules: true, preserveModulesRoot: root, entryFileNames: '[name].js', virtualDirname: 'kiln-virtual' });
     const used = new Map<string, Set<string>>();
     const idOf = new Map(own.map((c) => [c.fileName, c.facadeModuleId ?? undefined]));
+    const authorChunk = new Map(own.flatMap((c) => (c.facadeModuleId ? [[c.facadeModuleId, c.fileName] as const] : [])));
     // Where an import of chunk `c` comes in its module's own order; rolldown's runtime, which no module
     // imports itself, stays first.
     const placeIn = (c: OutputChunk) => (source: string) => {
@@ -492,7 +507,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
       resolve: resolution,
       transform,
       preserveEntrySignatures: 'strict',
-      plugins: [packageEntries(ids, packages, used), guard(entry, root, base, unresolved, granted, entries, realpath)],
+      plugins: [packageEntries(ids, packages, used), guard(entry, root, base, unresolved, granted, entries, realpath, undefined, authorChunk)],
     }, { entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js' });
     // 3. All of it joined into one module, changing nothing: no tree-shaking, so nothing is rewritten. An
     //    `import()` of a bundled file resolves inside it.
@@ -500,7 +515,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
     const [chunk] = own.length === 1 && ids.length === 0 ? own : await pass({
       input: AUTHOR_PREFIX + own.find((c) => c.isEntry)!.fileName,
       treeshake: false,
-      plugins: [joined(authors, new Map(shaken.map((c) => [c.fileName, c])), (id) => entryOf.get(id))],
+      plugins: [joined(authors, new Map(shaken.map((c) => [c.fileName, c])), (id) => entryOf.get(id), (id) => authorChunk.get(id))],
     }, { codeSplitting: false });
     // kiln's built-in implementations by their place in kiln, not on this disk: the artifact does not depend on
     // where kiln is installed.
