@@ -115,6 +115,27 @@ attack('bundle-deep-nesting-source', 'a source nesting 5000 parentheses fails al
   assert.equal((await call(client, 'good.ping')).json, 'pong');
 });
 
+// No bracket, yet a parser's recursion per level: a few thousand prefix operators, arrows, ternaries, `||`s or
+// `else if`s overflow the bundler's native parser, which ends the process (a SIGSEGV no worker contains).
+const chained = (expr) => `defineTool({ name: 'deep.x', exposeAsTool: true, handler: () => 1 });\nexport const v = ${expr};\n`;
+attack('bundle-deep-chain-source', 'sources chaining 20000 operators, arrows or else-ifs without brackets fail alone; the server lives', async (t) => {
+  const n = 20000;
+  const dir = sources(t, {
+    'a-not.ts': chained(`${'!'.repeat(n)}1`),
+    'a-minus.ts': chained(`${'- '.repeat(n)}1`),
+    'a-arrow.ts': chained(`${'a=>'.repeat(n)}1`),
+    'a-or.ts': chained(Array(n).fill('v').join('||')),
+    'a-else.ts': `var x = 1;\n${'if (x) x; else '.repeat(n)}x;\n` + chained('1'),
+    'b-good.ts': GOOD,
+  });
+  const { client } = await serve(t, [dir]);
+  const audit = (await call(client, 'kiln_extensions')).json;
+  for (const f of ['a-not', 'a-minus', 'a-arrow', 'a-or', 'a-else']) {
+    assert.ok(audit.failures.some((x) => x.file.includes(`${f}.ts`) && /chains \d+ operators and brackets in one expression; kiln accepts at most 1024/.test(x.error)), `${f}: ${JSON.stringify(audit.failures)}`);
+  }
+  assert.equal((await call(client, 'good.ping')).json, 'pong');
+});
+
 for (const [id, code] of [['parens', `${'('.repeat(700)}1${')'.repeat(700)}`], ['arrays', `${'['.repeat(2000)}${']'.repeat(2000)}`],
   ['objects', `${'{a:'.repeat(1500)}1${'}'.repeat(1500)}`], ['unary', `${'!'.repeat(100000)}1`], ['ternary', `${'1?'.repeat(3000)}1${':1'.repeat(3000)}`]]) {
   attack(`bundle-deep-script-${id}`, `run_script with deeply nested ${id} leaves the shared compiler working`, async (t) => {
