@@ -445,6 +445,22 @@ test('a cycle between the author\'s module and a package runs each module once, 
   assertNoInternalIds(r.stderr);
 });
 
+// rolldown leaves an import of a URL external, which the guest cannot load: the build fails naming it, as for
+// any import that resolves to nothing, and fetches nothing.
+test('an import of a URL, static or dynamic, fails the build naming it', async (t) => {
+  const dir = tree(t, {});
+  for (const [i, url] of ['http://127.0.0.1:1/x.js', 'https://example.invalid/x.mjs', '//example.invalid/x.js'].entries()) {
+    for (const form of ['static', 'dynamic']) {
+      const main = `url${i}-${form}.js`;
+      writeFileSync(join(dir, main), form === 'static' ? `import x from ${JSON.stringify(url)};\ndefineTool({ name: 'u', handler: () => x });\n`
+        : `defineTool({ name: 'u', handler: async () => (await import(${JSON.stringify(url)})).default });\n`);
+      const r = await kiln(['build', join(dir, main), '-o', join(dir, `${main}.wasm`)]);
+      assert.equal(r.code, 1, `${form} ${url} built`);
+      assert.ok(r.stderr.includes(`cannot import ${JSON.stringify(url)} (imported by ${main}): it is not a file or an installed package`), r.stderr);
+    }
+  }
+});
+
 // Node evaluates a module's imports in the order it lists them, packages and the author's own files alike:
 // a file that sets a global before the package that reads it as it loads must run first (the passes of
 // bundle.ts put rolldown's reordering back).

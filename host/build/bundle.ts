@@ -192,6 +192,8 @@ function guard(entry: string, root: string, base: string, unresolved: Map<string
         const seen = unresolved.get(source);
         if (seen === undefined || path(importer) < seen) unresolved.set(source, path(importer));
       }
+      // rolldown leaves a URL import (`https://…`, `//…`) external; a guest loads no module from anywhere.
+      if (r?.external && /^(?:[a-z][a-z0-9+.-]*:)?\/\//i.test(source)) throw new BundleError(clean(unresolvedMessage(source, importer, base)));
       if (!r || r.external) return r;
       // Which entry of a package this import chose.
       if (!ownModule(fileOf(r.id))) entries.note(source, fileOf(r.id), options.kind === 'require-call');
