@@ -461,6 +461,19 @@ test('an import of a URL, static or dynamic, fails the build naming it', async (
   }
 });
 
+// The author's pass writes a package's `import()` as `import("kiln-package:…")`; the author's own text that
+// reads the same (in a template literal, where quotes stay as written) is text, and stays as it is.
+test('an author\'s template literal that reads like the bundler\'s import of a package is left as written', async (t) => {
+  const texts = ['see import("kiln-package:/x") here', 'and import("kiln-package:\\q")']; // as written: `\q` is `q`
+  const dir = tree(t, {
+    'main.js': "import { t } from 'tiny';\n" + `const texts = [${texts.map((x) => `\`${x}\``).join(', ')}];\n` +
+      "defineTool({ name: 'text.get', handler: async () => [t, texts, (await import('tiny')).t] });\n",
+    'node_modules/tiny/package.json': { name: 'tiny', version: '1.0.0', type: 'module', main: 'index.js' },
+    'node_modules/tiny/index.js': 'export const t = 1;\n',
+  });
+  assert.deepEqual(await buildAndCall(dir, 'main.js', 'text.get'), [1, texts.map((x) => x.replace('\\q', 'q')), 1]);
+});
+
 // Node evaluates a module's imports in the order it lists them, packages and the author's own files alike:
 // a file that sets a global before the package that reads it as it loads must run first (the passes of
 // bundle.ts put rolldown's reordering back).

@@ -337,10 +337,18 @@ function importedNames(code: string, used: Map<string, Set<string>>, rank: (sour
       edits.push({ start: node.start, end: node.end, text: node.exported ? `export { ${NAMESPACE} as ${JSON.stringify(name(node.exported))} }${from}` : `import${from.slice(' from'.length)}` });
     }
   }
-  for (const m of code.matchAll(/\bimport\(\s*("kiln-package:(?:[^"\\]|\\.)*")\s*\)/g)) {
-    of(JSON.parse(m[1])).add('*');
-    const end = m.index! + m[0].length;
-    edits.push({ start: end, end, text: `.then((m) => m.${NAMESPACE})` });
+  // Each `import()` of a package file, found in the syntax tree (a string or template that reads like one is
+  // the author's text, left as it is); a tree as deep as nesting.ts lets through, walked without recursion.
+  const nodes: any[] = [...body];
+  while (nodes.length) {
+    const n = nodes.pop();
+    if (n?.type === 'ImportExpression' && typeof n.source?.value === 'string' && n.source.value.startsWith(PACKAGE_PREFIX)) {
+      of(n.source.value).add('*');
+      edits.push({ start: n.end, end: n.end, text: `.then((m) => m.${NAMESPACE})` });
+    }
+    for (const v of Object.values(n ?? {})) {
+      if (Array.isArray(v)) { for (const x of v) if (x && typeof x === 'object') nodes.push(x); } else if (v && typeof v === 'object' && typeof (v as any).type === 'string') nodes.push(v);
+    }
   }
   let out = code;
   for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
