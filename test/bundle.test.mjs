@@ -357,10 +357,10 @@ test('a package\'s "sideEffects": false is honoured even where it is wrong: loda
   assert.deepEqual((await import(pathToFileURL(fixture).href)).run(), { documented: li, imports: li });
 });
 
-// The bundle is made in passes that name a package's file `kiln-package:<path>` and the joined modules
-// `kiln-joined:…` (host/build/bundle.ts): an author who writes those names gets nothing the passes did not
-// judge. A file outside the extension, named that way, is refused, and no byte of it reaches the artifact.
-test('an import spelled like the bundler\'s own module names reaches no file: kiln-package: and kiln-joined: are refused', async (t) => {
+// The bundle is made in passes that name a package's file `kiln-package:<path>`, an author's module a package
+// imports `kiln-author:<path>`, and the joined modules `kiln-joined:…` (host/build/bundle.ts): an author who
+// writes those names gets nothing the passes did not judge. A file outside the extension, named that way, is refused, and no byte of it reaches the artifact.
+test('an import spelled like the bundler\'s own module names reaches no file: kiln-package:, kiln-author: and kiln-joined: are refused', async (t) => {
   const dir = tree(t, {
     'secret/token.txt': 'export default "SECRET-TOKEN-BYTES";\n',
     'app/node_modules/tiny/package.json': { name: 'tiny', version: '1.0.0', type: 'module', main: 'index.js' },
@@ -368,7 +368,7 @@ test('an import spelled like the bundler\'s own module names reaches no file: ki
   });
   const app = join(dir, 'app');
   const secret = join(dir, 'secret/token.txt');
-  const spellings = [`kiln-package:${secret}`, 'kiln-joined:author/../../secret/token.txt', 'kiln-joined:packages/../../secret/token.txt', 'kiln-joined:packages/p0.js'];
+  const spellings = [`kiln-package:${secret}`, `kiln-author:${secret}`, `kiln-author:${join(app, 'ok.js')}`, 'kiln-joined:author/../../secret/token.txt', 'kiln-joined:packages/../../secret/token.txt', 'kiln-joined:packages/p0.js'];
   for (const [i, spelling] of spellings.entries()) {
     for (const form of ['static', 'dynamic']) {
       const main = `atk${i}-${form}.js`;

@@ -5,7 +5,8 @@
 //      stripped, nothing tree-shaken or inlined); every import of a package is left as an import of the file
 //      it resolved to;
 //   2. those package files, tree-shaken to the names the author's modules use of each and as their
-//      sideEffects field allows, with the browser build of a package preferred;
+//      sideEffects field allows, with the browser build of a package preferred; a package's import of one of
+//      the author's modules is left as an import of it;
 //   3. both joined, unchanged, in the order Node evaluates them, dynamic imports inlined.
 // A Node built-in with no authority resolves to kiln's implementation of it (node-builtins.ts), and a free
 // `Buffer` to the `buffer` built-in's; no other Node builtin may remain: QuickJS has none, and an import that
