@@ -33,12 +33,11 @@ interface Outcome {
   bytes?: Uint8Array;
 }
 
-/** One instance as the addon hands it out (host/engine/wasmtime/src/lib.rs `Guest`). */
+/** One instance as the addon hands it out (host/engine/wasmtime/src/lib.rs `Guest`). Its deadline and the
+ *  memory its last run left are in the state array it shares with this module (`STATE_*`), read and written
+ *  without a call. */
 interface NativeGuest {
-  memoryBytes(): number;
-  memoryRefused(): boolean;
   setMemoryCeiling(bytes: number): void;
-  setDeadline(ms: number): void;
   load(config: string, image: Uint8Array): Outcome;
   invoke(inv: number, tool: string, args: string): void;
   complete(op: number, ok: boolean, value: string): void;
@@ -59,8 +58,15 @@ interface Addon {
 }
 
 interface NativeRuntime {
-  instantiate(imports: Record<string, unknown>): NativeGuest;
+  instantiate(imports: Record<string, unknown>, state: Float64Array): NativeGuest;
 }
+
+/** The state array's elements (lib.rs `Guest`): milliseconds from the start of the next run to its deadline
+ *  (< 0: none), written here; the largest linear memory's bytes and 1 once a growth past the ceiling was
+ *  refused, written by the addon after every run. */
+const STATE_DEADLINE = 0;
+const STATE_MEMORY = 1;
+const STATE_REFUSED = 2;
 
 /** What instance.ts needs of a wasmtime instance besides its exports. */
 export interface WasmtimeGuest {
@@ -148,7 +154,9 @@ export class WasmtimeEngine {
 
   /** A new instance whose imports are `imports` (keyed by interface, as jco's). */
   instantiate(imports: Record<string, unknown>): WasmtimeGuest {
-    const g = this.runtime.instantiate(imports);
+    // Over an ArrayBuffer of its own: its memory never moves (the addon keeps a pointer to it).
+    const state = new Float64Array(new ArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
+    const g = this.runtime.instantiate(imports, state);
     const guest = {
       load: (config: string, image: Uint8Array) => {
         const r = g.load(config, image);
@@ -169,10 +177,12 @@ export class WasmtimeEngine {
     };
     return {
       guest,
-      memoryBytes: () => g.memoryBytes(),
-      memoryRefused: () => g.memoryRefused(),
+      memoryBytes: () => state[STATE_MEMORY],
+      memoryRefused: () => state[STATE_REFUSED] !== 0,
       setMemoryCeiling: (bytes) => g.setMemoryCeiling(Number.isFinite(bytes) ? bytes : 0),
-      setDeadline: (ms) => g.setDeadline(Number.isFinite(ms) ? Math.max(0, ms) : -1),
+      setDeadline: (ms) => {
+        state[STATE_DEADLINE] = Number.isFinite(ms) ? Math.max(0, ms) : -1;
+      },
     };
   }
 }

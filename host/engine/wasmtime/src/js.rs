@@ -128,10 +128,20 @@ pub fn get_string(env: Env, v: Value) -> Js<String> {
   if type_of(env, v)? != sys::ValueType::napi_string {
     return Err(Fail::Napi("expected a string".into()));
   }
+  // A short string is read in one call. N-API writes whole characters only (at most 4 bytes each), so
+  // fewer than `SHORT - 4` bytes written means nothing was left out.
+  const SHORT: usize = 256;
+  let mut short = [0u8; SHORT];
+  let mut written = 0usize;
+  napi_call!(env, "string value", sys::napi_get_value_string_utf8(env, v, short.as_mut_ptr() as *mut c_char, SHORT, &mut written))?;
+  if written + 4 < SHORT {
+    if let Ok(s) = std::str::from_utf8(&short[..written]) {
+      return Ok(s.to_owned());
+    }
+  }
   let mut len = 0usize;
   napi_call!(env, "string length", sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len))?;
   let mut buf = vec![0u8; len + 1];
-  let mut written = 0usize;
   napi_call!(env, "string value", sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut c_char, len + 1, &mut written))?;
   buf.truncate(written);
   // N-API writes UTF-8 (lone surrogates become U+FFFD), so this cannot fail.
@@ -249,6 +259,11 @@ pub fn call(env: Env, recv: Value, f: Value, args: &[Value]) -> Js<Value> {
   if type_of(env, f)? != sys::ValueType::napi_function {
     return Err(Fail::Napi("not a function".into()));
   }
+  call_function(env, recv, f, args)
+}
+
+/// `call` for a value already known to be a function.
+pub fn call_function(env: Env, recv: Value, f: Value, args: &[Value]) -> Js<Value> {
   let mut out = ptr::null_mut();
   napi_call!(env, "call", sys::napi_call_function(env, recv, f, args.len(), args.as_ptr(), &mut out))?;
   Ok(out)
@@ -268,4 +283,31 @@ pub fn deref(env: Env, r: sys::napi_ref) -> Js<Value> {
 
 pub fn unreference(env: Env, r: sys::napi_ref) {
   unsafe { sys::napi_delete_reference(env, r) };
+}
+
+/// A handle scope: every value made until `close_scope` is released then.
+pub fn open_scope(env: Env) -> sys::napi_handle_scope {
+  let mut scope = ptr::null_mut();
+  unsafe { sys::napi_open_handle_scope(env, &mut scope) };
+  scope
+}
+
+pub fn close_scope(env: Env, scope: sys::napi_handle_scope) {
+  unsafe { sys::napi_close_handle_scope(env, scope) };
+}
+
+/// The elements of `v`, a Float64Array of at least `len` elements over memory that does not move (an
+/// ArrayBuffer's, never a typed array's on-heap storage: asking for the info moves that off-heap).
+pub fn f64_array(env: Env, v: Value, len: usize) -> Js<*mut f64> {
+  let mut is = false;
+  napi_call!(env, "is typed array", sys::napi_is_typedarray(env, v, &mut is))?;
+  if !is {
+    return Err(Fail::Napi("expected a Float64Array".into()));
+  }
+  let (mut ty, mut n, mut data, mut ab, mut off) = (0, 0usize, ptr::null_mut(), ptr::null_mut(), 0usize);
+  napi_call!(env, "typed array", sys::napi_get_typedarray_info(env, v, &mut ty, &mut n, &mut data, &mut ab, &mut off))?;
+  if ty != sys::TypedarrayType::float64_array || n < len || data.is_null() {
+    return Err(Fail::Napi("expected a Float64Array".into()));
+  }
+  Ok(data as *mut f64)
 }

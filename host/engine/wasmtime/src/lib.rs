@@ -14,7 +14,13 @@
 //    memory grows only up to the ceiling the host set (the limiter refuses past it: the guest sees
 //    `memory.grow` fail, as QuickJS's own out-of-memory).
 //  - The guest is never re-entered: a call into it while one is running on the same instance is refused.
+//  - An import's WIT signature is walked once, when the linker is built: the hot ones (typed.rs) are bound
+//    with Rust types, the rest convert through `Val` by the types kept then. Either way the host's function
+//    sees the same values and its answer or throw means the same (values.rs).
+//  - A run's deadline and the memory it left pass through a Float64Array the host shares with the guest
+//    object (`Guest`), not through calls.
 mod js;
+mod typed;
 mod values;
 
 use js::{Fail, Value};
@@ -23,8 +29,8 @@ use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
-use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceType, Val};
+use wasmtime::component::types::{ComponentItem, Type};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceType, TypedFunc, Val};
 use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreContextMut, Trap};
 
 /// How often the epoch advances: the resolution of a run's deadline.
@@ -104,6 +110,8 @@ pub struct Host {
   resource_kinds: u32,
   /// An exception a host function threw that is not the ABI's error value: rethrown when the call unwinds.
   thrown: Option<sys::napi_ref>,
+  /// The state array shared with JavaScript (`Guest`), kept alive as long as the store.
+  state: Option<sys::napi_ref>,
   limits: Limits,
 }
 
@@ -118,7 +126,7 @@ impl Drop for Host {
     for r in self.resources.slots.drain(..).flatten() {
       js::unreference(self.env, r);
     }
-    if let Some(r) = self.thrown.take() {
+    for r in [self.thrown.take(), self.state.take()].into_iter().flatten() {
       js::unreference(self.env, r);
     }
   }
@@ -244,7 +252,7 @@ fn define(linker: &mut Linker<Host>, component: &Component, e: &Engine) -> Resul
           })
           .map_err(err)?;
         }
-        ComponentItem::ComponentFunc(_) => {
+        ComponentItem::ComponentFunc(fty) => {
           let (method, fname) = match name.strip_prefix("[method]") {
             Some(rest) => (true, rest.split('.').nth(1).unwrap_or(rest)),
             None if name.starts_with('[') => return Err(err(format!("the engine component imports {iface}#{name}, a kind of function kiln does not bridge"))),
@@ -252,8 +260,14 @@ fn define(linker: &mut Linker<Host>, component: &Component, e: &Engine) -> Resul
           };
           let index = specs.len();
           specs.push(ImportSpec { interface: js_iface.clone(), name: values::camel(fname), method });
-          let method_name = method.then(|| values::camel(fname));
-          li.func_new(name, move |store, ty, params, results| bridge(store, index, method_name.as_deref(), &ty, params, results)).map_err(err)?;
+          // The signature, walked once here rather than at every call.
+          let params: Vec<Type> = fty.params().map(|(_, t)| t).collect();
+          let result: Option<Type> = fty.results().next();
+          if !method && typed::try_bind(&mut li, name, index, &params, result.as_ref()).map_err(err)? {
+            continue;
+          }
+          let sig = Signature { method: method.then(|| values::camel(fname)), params, result };
+          li.func_new(name, move |store, _ty, params, results| bridge(store, index, &sig, params, results)).map_err(err)?;
         }
         // Type definitions (records, variants, aliases) need nothing from the host.
         ComponentItem::Type(_) => {}
@@ -264,89 +278,96 @@ fn define(linker: &mut Linker<Host>, component: &Component, e: &Engine) -> Resul
   Ok((specs, kinds))
 }
 
-/// One import call: the guest's arguments to the host's function, and its answer (or its throw) back. Every
-/// JavaScript value it makes lives in a handle scope of its own, closed when it returns: a guest run is one
-/// call from JavaScript however many imports it makes, and without it their values would stay reachable
-/// until the run ends (a guest logging in a loop held hundreds of MB).
-fn bridge(store: StoreContextMut<'_, Host>, index: usize, method: Option<&str>, ty: &ComponentFunc, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
-  let env = store.data().env;
-  let mut scope = std::ptr::null_mut();
-  unsafe { sys::napi_open_handle_scope(env, &mut scope) };
-  let out = bridge_in_scope(store, index, method, ty, params, results);
-  unsafe { sys::napi_close_handle_scope(env, scope) };
-  out
+/// A dynamically bridged import's WIT signature, and for a method, the method's name in camelCase.
+struct Signature {
+  method: Option<String>,
+  params: Vec<Type>,
+  result: Option<Type>,
 }
 
-fn bridge_in_scope(mut store: StoreContextMut<'_, Host>, index: usize, method: Option<&str>, ty: &ComponentFunc, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
-  let env = store.data().env;
-  let fail = |store: &mut StoreContextMut<'_, Host>, f: Fail| -> wasmtime::Error {
-    match f {
-      Fail::Thrown(v) => {
-        if let Ok(r) = js::reference(env, v) {
-          store.data_mut().thrown = Some(r);
-        }
-        wasmtime::Error::msg("a host function threw")
+/// Why an import call failed, as wasmtime reports it: a host function's exception is kept (rethrown when
+/// the guest's run unwinds), anything else is a trap naming it.
+pub(crate) fn import_error(store: &mut StoreContextMut<'_, Host>, f: Fail) -> wasmtime::Error {
+  match f {
+    Fail::Thrown(v) => {
+      if let Ok(r) = js::reference(store.data().env, v) {
+        store.data_mut().thrown = Some(r);
       }
-      Fail::Napi(m) => wasmtime::Error::msg(format!("import bridge: {m}")),
+      wasmtime::Error::msg("a host function threw")
     }
-  };
-  let param_types: Vec<Type> = ty.params().map(|(_, t)| t).collect();
-  let result_types: Vec<Type> = ty.results().collect();
-  let mut args = Vec::with_capacity(params.len());
-  for (v, t) in params.iter().zip(param_types.iter()) {
-    match values::to_js(&mut store, v, t) {
-      Ok(x) => args.push(x),
-      Err(f) => return Err(fail(&mut store, f)),
-    }
+    Fail::Napi(m) => wasmtime::Error::msg(format!("import bridge: {m}")),
   }
-  let target = if let Some(name) = method {
-    let this = args.remove(0);
-    js::get(env, this, name).map(|f| (this, f))
-  } else {
-    match store.data().funcs.get(index).copied().flatten() {
-      Some(r) => js::deref(env, r).and_then(|f| Ok((js::undefined(env)?, f))),
-      None => Err(Fail::Napi("import not bound".into())),
-    }
-  };
-  let (this, f) = match target {
-    Ok(x) => x,
-    Err(e) => return Err(fail(&mut store, e)),
-  };
-  let returned = js::call(env, this, f, &args);
-  let result_ty = result_types.first();
-  let out = match (returned, result_ty) {
-    (Ok(_), None) => return Ok(()),
-    (Ok(v), Some(Type::Result(r))) => match r.ok() {
-      Some(t) => values::from_js(&mut store, v, &t).map(|x| Val::Result(Ok(Some(Box::new(x))))),
-      None => Ok(Val::Result(Ok(None))),
-    },
-    (Ok(v), Some(t)) => values::from_js(&mut store, v, t),
-    // jco's rule for a throw from a result-returning import: `e.payload` if it has one, the thrown value
-    // itself unless it is an Error; an Error traps.
-    (Err(Fail::Thrown(e)), Some(Type::Result(r))) => {
-      let payload = match js::has_own(env, e, "payload") {
-        Ok(true) => js::get(env, e, "payload"),
-        Ok(false) => match js::is_error(env, e) {
-          Ok(false) => Ok(e),
-          Ok(true) => Err(Fail::Thrown(e)),
-          Err(x) => Err(x),
-        },
-        Err(x) => Err(x),
-      };
-      payload.and_then(|p| match r.err() {
-        Some(t) => values::from_js(&mut store, p, &t).map(|x| Val::Result(Err(Some(Box::new(x))))),
-        None => Ok(Val::Result(Err(None))),
-      })
-    }
-    (Err(f), _) => Err(f),
-  };
-  match out {
-    Ok(v) => {
+}
+
+/// Call the host's function for plain import `index` (verified a function at `instantiate`) with `args`.
+pub(crate) fn call_host(store: &StoreContextMut<'_, Host>, index: usize, args: &[js::Value]) -> js::Js<js::Value> {
+  let env = store.data().env;
+  let r = store.data().funcs.get(index).copied().flatten().ok_or_else(|| Fail::Napi("import not bound".into()))?;
+  let f = js::deref(env, r)?;
+  js::call_function(env, js::undefined(env)?, f, args)
+}
+
+/// jco's rule for a throw `e` from a result-returning import: its error value is `e.payload` if it has one,
+/// the thrown value itself unless it is an Error; an Error stays a throw (`Fail::Thrown`: the call traps).
+pub(crate) fn result_payload(env: js::Env, e: js::Value) -> js::Js<js::Value> {
+  if js::has_own(env, e, "payload")? {
+    return js::get(env, e, "payload");
+  }
+  if js::is_error(env, e)? {
+    return Err(Fail::Thrown(e));
+  }
+  Ok(e)
+}
+
+/// One import call through the dynamic values: the guest's arguments to the host's function, and its answer
+/// (or its throw) back. Every JavaScript value it makes (here and in typed.rs) lives in a handle scope of its
+/// own, closed when it returns: a guest run is one call from JavaScript however many imports it makes, and
+/// without it their values would stay reachable until the run ends (a guest logging in a loop held hundreds
+/// of MB).
+fn bridge(mut store: StoreContextMut<'_, Host>, index: usize, sig: &Signature, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
+  let env = store.data().env;
+  let scope = js::open_scope(env);
+  let out = match answer(&mut store, index, sig, params) {
+    Ok(Some(v)) => {
       results[0] = v;
       Ok(())
     }
-    Err(f) => Err(fail(&mut store, f)),
+    Ok(None) => Ok(()),
+    Err(f) => Err(import_error(&mut store, f)),
+  };
+  js::close_scope(env, scope);
+  out
+}
+
+fn answer(store: &mut StoreContextMut<'_, Host>, index: usize, sig: &Signature, params: &[Val]) -> js::Js<Option<Val>> {
+  let env = store.data().env;
+  let mut args = Vec::with_capacity(params.len());
+  for (v, t) in params.iter().zip(sig.params.iter()) {
+    args.push(values::to_js(store, v, t)?);
   }
+  let returned = match &sig.method {
+    Some(name) => {
+      let this = args.remove(0);
+      js::get(env, this, name).and_then(|f| js::call(env, this, f, &args))
+    }
+    None => call_host(store, index, &args),
+  };
+  Ok(Some(match (returned, sig.result.as_ref()) {
+    (Ok(_), None) => return Ok(None),
+    (Ok(v), Some(Type::Result(r))) => match r.ok() {
+      Some(t) => Val::Result(Ok(Some(Box::new(values::from_js(store, v, &t)?)))),
+      None => Val::Result(Ok(None)),
+    },
+    (Ok(v), Some(t)) => values::from_js(store, v, t)?,
+    (Err(Fail::Thrown(e)), Some(Type::Result(r))) => {
+      let p = result_payload(env, e)?;
+      match r.err() {
+        Some(t) => Val::Result(Err(Some(Box::new(values::from_js(store, p, &t)?)))),
+        None => Val::Result(Err(None)),
+      }
+    }
+    (Err(f), _) => return Err(f),
+  }))
 }
 
 /// The engine component from precompiled `code` known as `key` (its sha256), or the one this process already
@@ -433,11 +454,13 @@ impl Runtime {
     Ok(Runtime { loaded: load(key, &code)? })
   }
 
-  /// A new guest whose imports are the functions of `imports` (keyed by interface, as jco's are).
+  /// A new guest whose imports are the functions of `imports` (keyed by interface, as jco's are), sharing
+  /// `state` (a Float64Array of at least 3 elements over an ArrayBuffer of its own: see `Guest`) with the host.
   #[napi]
-  pub fn instantiate(&self, env: Env, imports: Unknown) -> Result<Guest> {
+  pub fn instantiate(&self, env: Env, imports: Unknown, state: Unknown) -> Result<Guest> {
     let raw = env.raw();
     let obj = imports.raw();
+    let state_ptr = js::f64_array(raw, state.raw(), STATE_LEN).map_err(|_| err("the guest's state is not a Float64Array of 3"))?;
     let mut funcs = Vec::with_capacity(self.loaded.imports.len());
     for spec in &self.loaded.imports {
       if spec.method {
@@ -470,13 +493,35 @@ impl Runtime {
       resources: Resources::default(),
       resource_kinds: self.loaded.resource_kinds,
       thrown: None,
+      state: js::reference(raw, state.raw()).ok(),
       limits: Limits { ceiling: usize::MAX, largest: 0, refused: false },
     };
     let mut store = Store::new(self.loaded.pre.engine(), host);
     store.limiter(|h| &mut h.limits);
     store.set_epoch_deadline(u64::MAX / 2);
     let instance = self.loaded.pre.instantiate(&mut store).map_err(|x| err(format!("{x:#}")))?;
-    Ok(Guest { store, instance, loaded: self.loaded.clone(), busy: false })
+    let x = &self.loaded.exports;
+    let mut typed = |f: ComponentExportIndex| instance.get_func(&mut store, f).ok_or_else(|| err("the engine component lacks an export"));
+    let (load, invoke, complete, complete_bytes, cancel, run_script, compile) =
+      (typed(x.load)?, typed(x.invoke)?, typed(x.complete)?, typed(x.complete_bytes)?, typed(x.cancel)?, typed(x.run_script)?, typed(x.compile)?);
+    let t = |e: wasmtime::Error| err(format!("{e:#}"));
+    let exports = Exports {
+      load: load.typed(&store).map_err(t)?,
+      invoke: invoke.typed(&store).map_err(t)?,
+      complete: complete.typed(&store).map_err(t)?,
+      complete_bytes: complete_bytes.typed(&store).map_err(t)?,
+      cancel: cancel.typed(&store).map_err(t)?,
+      run_script: run_script.typed(&store).map_err(t)?,
+      compile: compile.typed(&store).map_err(t)?,
+    };
+    // Safety: the array's elements are checked to be at least STATE_LEN f64s; its ArrayBuffer's memory
+    // does not move, and the reference in `Host` keeps it alive as long as the store.
+    unsafe {
+      *state_ptr.add(STATE_DEADLINE) = -1.0;
+      *state_ptr.add(STATE_MEMORY) = store.data().limits.largest as f64;
+      *state_ptr.add(STATE_REFUSED) = 0.0;
+    }
+    Ok(Guest { store, exports, state: State(state_ptr), busy: false })
   }
 }
 
@@ -488,88 +533,97 @@ pub struct Outcome {
   pub bytes: Option<Uint8Array>,
 }
 
+type Text = std::result::Result<String, String>;
+type Bytes = std::result::Result<Vec<u8>, String>;
+
+/// The guest interface's exports, type-checked once at instantiation.
+struct Exports {
+  load: TypedFunc<(String, Vec<u8>), (Text,)>,
+  invoke: TypedFunc<(u32, String, String), ()>,
+  complete: TypedFunc<(u32, Text), ()>,
+  complete_bytes: TypedFunc<(u32, Bytes), ()>,
+  cancel: TypedFunc<(u32, String), ()>,
+  run_script: TypedFunc<(u32, Vec<u8>), ()>,
+  compile: TypedFunc<(String, String, bool), (Bytes,)>,
+}
+
+/// The instance's state that JavaScript reads and writes without a call: a Float64Array the host made
+/// (its own ArrayBuffer, never handed to anything else), held by a reference for the guest's life.
+///   [0] milliseconds from the start of the next run to its deadline (< 0: none), written by the host;
+///   [1] bytes of the largest linear memory and [2] 1 once a growth past the ceiling was refused, written
+///       here after every run.
+const STATE_DEADLINE: usize = 0;
+const STATE_MEMORY: usize = 1;
+const STATE_REFUSED: usize = 2;
+const STATE_LEN: usize = 3;
+
+struct State(*mut f64);
+// Only touched on the thread that owns the store, during a call from JavaScript.
+unsafe impl Send for State {}
+
 /// One guest: a store with the engine instantiated in it.
 #[napi]
 pub struct Guest {
   store: Store<Host>,
-  instance: wasmtime::component::Instance,
-  loaded: Arc<Loaded>,
+  exports: Exports,
+  state: State,
   busy: bool,
 }
 
 #[napi]
 impl Guest {
-  /// Bytes of the instance's largest linear memory.
-  #[napi]
-  pub fn memory_bytes(&self) -> f64 {
-    self.store.data().limits.largest as f64
-  }
-
-  /// True once a growth past the ceiling was refused.
-  #[napi]
-  pub fn memory_refused(&self) -> bool {
-    self.store.data().limits.refused
-  }
-
   /// Linear memory may not grow past `bytes` (0: no ceiling).
   #[napi]
   pub fn set_memory_ceiling(&mut self, bytes: f64) {
     self.store.data_mut().limits.ceiling = if bytes > 0.0 { bytes as usize } else { usize::MAX };
   }
 
-  /// The next run ends (KILN_DEADLINE) once `ms` have passed (Infinity or < 0: never).
-  #[napi]
-  pub fn set_deadline(&mut self, ms: f64) {
-    let ticks = if ms.is_finite() && ms >= 0.0 { (ms / EPOCH_TICK.as_millis() as f64).ceil() as u64 + 1 } else { u64::MAX / 2 };
-    self.store.set_epoch_deadline(ticks);
-  }
-
   #[napi]
   pub fn load(&mut self, env: Env, config: String, image: Uint8Array) -> Result<Outcome> {
-    let f = self.loaded.exports.load;
-    let r: (std::result::Result<String, String>,) = self.run(env, f, (config, image.to_vec()))?;
+    let f = self.exports.load;
+    let r = self.run(env, f, (config, image.to_vec()))?;
     Ok(text_outcome(r.0))
   }
 
   #[napi]
   pub fn invoke(&mut self, env: Env, inv: u32, tool: String, args: String) -> Result<()> {
-    let f = self.loaded.exports.invoke;
-    self.run::<(u32, String, String), ()>(env, f, (inv, tool, args))
+    let f = self.exports.invoke;
+    self.run(env, f, (inv, tool, args))
   }
 
   #[napi]
   pub fn complete(&mut self, env: Env, op: u32, ok: bool, value: String) -> Result<()> {
-    let f = self.loaded.exports.complete;
-    let outcome: std::result::Result<String, String> = if ok { Ok(value) } else { Err(value) };
-    self.run::<(u32, std::result::Result<String, String>), ()>(env, f, (op, outcome))
+    let f = self.exports.complete;
+    let outcome: Text = if ok { Ok(value) } else { Err(value) };
+    self.run(env, f, (op, outcome))
   }
 
   #[napi]
   pub fn complete_bytes(&mut self, env: Env, op: u32, bytes: Option<Uint8Array>, error: Option<String>) -> Result<()> {
-    let f = self.loaded.exports.complete_bytes;
-    let outcome: std::result::Result<Vec<u8>, String> = match (bytes, error) {
+    let f = self.exports.complete_bytes;
+    let outcome: Bytes = match (bytes, error) {
       (Some(b), _) => Ok(b.to_vec()),
       (None, e) => Err(e.unwrap_or_default()),
     };
-    self.run::<(u32, std::result::Result<Vec<u8>, String>), ()>(env, f, (op, outcome))
+    self.run(env, f, (op, outcome))
   }
 
   #[napi]
   pub fn cancel(&mut self, env: Env, inv: u32, reason: String) -> Result<()> {
-    let f = self.loaded.exports.cancel;
-    self.run::<(u32, String), ()>(env, f, (inv, reason))
+    let f = self.exports.cancel;
+    self.run(env, f, (inv, reason))
   }
 
   #[napi]
   pub fn run_script(&mut self, env: Env, inv: u32, bytecode: Uint8Array) -> Result<()> {
-    let f = self.loaded.exports.run_script;
-    self.run::<(u32, Vec<u8>), ()>(env, f, (inv, bytecode.to_vec()))
+    let f = self.exports.run_script;
+    self.run(env, f, (inv, bytecode.to_vec()))
   }
 
   #[napi]
   pub fn compile(&mut self, env: Env, source: String, filename: String, module: bool) -> Result<Outcome> {
-    let f = self.loaded.exports.compile;
-    let r: (std::result::Result<Vec<u8>, String>,) = self.run(env, f, (source, filename, module))?;
+    let f = self.exports.compile;
+    let r = self.run(env, f, (source, filename, module))?;
     Ok(match r.0 {
       Ok(b) => Outcome { ok: true, value: None, bytes: Some(Uint8Array::from(b)) },
       Err(e) => Outcome { ok: false, value: Some(e), bytes: None },
@@ -585,8 +639,9 @@ fn text_outcome(r: std::result::Result<String, String>) -> Outcome {
 }
 
 impl Guest {
-  /// Call export `f`; a trap, a deadline or a host function's exception becomes a JavaScript exception.
-  fn run<P, R>(&mut self, env: Env, f: ComponentExportIndex, params: P) -> Result<R>
+  /// Call export `f`, stopped at the deadline the state array holds; a trap, a deadline or a host function's
+  /// exception becomes a JavaScript exception. The memory the run left is written to the state array.
+  fn run<P, R>(&mut self, env: Env, f: TypedFunc<P, R>, params: P) -> Result<R>
   where
     P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower + Send + Sync,
     R: wasmtime::component::ComponentNamedList + wasmtime::component::Lift + Send + Sync,
@@ -596,13 +651,17 @@ impl Guest {
     }
     let raw = env.raw();
     self.store.data_mut().env = raw;
-    let func = self
-      .instance
-      .get_typed_func::<P, R>(&mut self.store, f)
-      .map_err(|x| err(format!("{x:#}")))?;
+    let ms = unsafe { *self.state.0.add(STATE_DEADLINE) };
+    let ticks = if ms.is_finite() && ms >= 0.0 { (ms / EPOCH_TICK.as_millis() as f64).ceil() as u64 + 1 } else { u64::MAX / 2 };
+    self.store.set_epoch_deadline(ticks);
     self.busy = true;
-    let out = func.call(&mut self.store, params);
+    let out = f.call(&mut self.store, params);
     self.busy = false;
+    let limits = &self.store.data().limits;
+    unsafe {
+      *self.state.0.add(STATE_MEMORY) = limits.largest as f64;
+      *self.state.0.add(STATE_REFUSED) = if limits.refused { 1.0 } else { 0.0 };
+    }
     match out {
       Ok(r) => Ok(r),
       Err(e) => {
