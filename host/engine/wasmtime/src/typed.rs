@@ -1,8 +1,9 @@
-// Typed bindings for the imports whose signatures are made only of u32, bool, string, option<string> and
-// result<string, string> / result<_, string>: the hot ones (vars.get, runtime.finish, runtime.interrupted,
-// the capability calls). wasmtime lifts and lowers these straight to and from Rust types (`func_wrap`), with
-// no dynamic `Val` or `Type` walked per call, and a string argument goes from the guest's memory to a
-// JavaScript string without a Rust copy. Every other import goes through the dynamic bridge (lib.rs).
+// Typed bindings for the imports whose signatures are made only of u32, bool, string, list<u8>,
+// option<string> and result<string, string> / result<_, string>: the hot ones (vars.get, runtime.finish,
+// runtime.interrupted, the capability calls, request bodies, random bytes). wasmtime lifts and lowers these
+// straight to and from Rust types (`func_wrap`), with no dynamic `Val` or `Type` walked per call (a list<u8>
+// is one copy, not a value per byte), and a string or byte argument goes from the guest's memory to
+// JavaScript without a Rust copy. Every other import goes through the dynamic bridge (lib.rs).
 //
 // Invariants:
 //  - A binding is chosen by the import's declared WIT signature, never by its name, and wasmtime checks it
@@ -12,7 +13,7 @@
 use crate::js::{self, Fail, Js, Value};
 use crate::{call_host, import_error, result_payload, Host};
 use wasmtime::component::types::Type;
-use wasmtime::component::{ComponentNamedList, ComponentType, Lift, LinkerInstance, Lower, WasmStr};
+use wasmtime::component::{ComponentNamedList, ComponentType, Lift, LinkerInstance, Lower, WasmList, WasmStr};
 use wasmtime::{AsContext, StoreContextMut};
 
 /// Most arguments a typed import takes.
@@ -33,6 +34,13 @@ impl Arg for WasmStr {
   fn to_js(&self, store: &StoreContextMut<'_, Host>) -> Js<Value> {
     let s = self.to_str(store.as_context()).map_err(|e| Fail::Napi(format!("{e}")))?;
     js::string(store.data().env, &s)
+  }
+}
+
+/// `list<u8>`: a Uint8Array.
+impl Arg for WasmList<u8> {
+  fn to_js(&self, store: &StoreContextMut<'_, Host>) -> Js<Value> {
+    js::uint8array(store.data().env, self.as_le_slice(store.as_context()))
   }
 }
 
@@ -127,6 +135,12 @@ impl Ret for (Option<String>,) {
   }
 }
 
+impl Ret for (Vec<u8>,) {
+  fn from_js(env: js::Env, returned: Js<Value>) -> Js<Self> {
+    Ok((js::get_bytes(env, returned?)?,))
+  }
+}
+
 impl Ret for (Result<String, String>,) {
   fn from_js(env: js::Env, returned: Js<Value>) -> Js<Self> {
     match returned {
@@ -167,6 +181,7 @@ fn bind<P: Params, R: Ret>(li: &mut LinkerInstance<'_, Host>, name: &str, index:
 enum A {
   U32,
   Str,
+  Bytes,
   ResStr,
 }
 
@@ -175,6 +190,7 @@ enum R {
   Unit,
   U32,
   Bool,
+  Bytes,
   OptStr,
   ResStr,
   ResUnitStr,
@@ -184,6 +200,7 @@ fn arg_kind(t: &Type) -> Option<A> {
   match t {
     Type::U32 => Some(A::U32),
     Type::String => Some(A::Str),
+    Type::List(l) if matches!(l.ty(), Type::U8) => Some(A::Bytes),
     Type::Result(r) if matches!(r.ok(), Some(Type::String)) && matches!(r.err(), Some(Type::String)) => Some(A::ResStr),
     _ => None,
   }
@@ -194,6 +211,7 @@ fn ret_kind(t: Option<&Type>) -> Option<R> {
     None => R::Unit,
     Some(Type::U32) => R::U32,
     Some(Type::Bool) => R::Bool,
+    Some(Type::List(l)) if matches!(l.ty(), Type::U8) => R::Bytes,
     Some(Type::Option(o)) if matches!(o.ty(), Type::String) => R::OptStr,
     Some(Type::Result(r)) if matches!(r.err(), Some(Type::String)) => match r.ok() {
       Some(Type::String) => R::ResStr,
@@ -209,14 +227,16 @@ fn ret_kind(t: Option<&Type>) -> Option<R> {
 pub fn try_bind(li: &mut LinkerInstance<'_, Host>, name: &str, index: usize, params: &[Type], result: Option<&Type>) -> wasmtime::Result<bool> {
   let Some(args) = params.iter().map(arg_kind).collect::<Option<Vec<A>>>() else { return Ok(false) };
   let Some(ret) = ret_kind(result) else { return Ok(false) };
-  use A::{ResStr as Res, Str, U32 as U};
+  use A::{Bytes as B, ResStr as Res, Str, U32 as U};
   match (args.as_slice(), ret) {
     ([], R::Bool) => bind::<(), (bool,)>(li, name, index)?,
     ([U], R::Unit) => bind::<(u32,), ()>(li, name, index)?,
     ([U], R::U32) => bind::<(u32,), (u32,)>(li, name, index)?,
+    ([U], R::Bytes) => bind::<(u32,), (Vec<u8>,)>(li, name, index)?,
     ([U, U], R::U32) => bind::<(u32, u32), (u32,)>(li, name, index)?,
     ([U, Str], R::U32) => bind::<(u32, WasmStr), (u32,)>(li, name, index)?,
     ([U, Str], R::Unit) => bind::<(u32, WasmStr), ()>(li, name, index)?,
+    ([U, Str, B], R::U32) => bind::<(u32, WasmStr, WasmList<u8>), (u32,)>(li, name, index)?,
     ([U, Res], R::Unit) => bind::<(u32, Result<WasmStr, WasmStr>), ()>(li, name, index)?,
     ([Str], R::OptStr) => bind::<(WasmStr,), (Option<String>,)>(li, name, index)?,
     ([Str], R::Bool) => bind::<(WasmStr,), (bool,)>(li, name, index)?,
