@@ -10,10 +10,12 @@ use std::ptr;
 pub type Env = sys::napi_env;
 pub type Value = sys::napi_value;
 
-/// Why a JavaScript operation failed: an exception it raised (taken off the env), or an N-API failure.
+/// Why a JavaScript operation failed: an exception it raised (taken off the env), or an N-API failure; or
+/// why reading the guest's value for it did (wasmtime's own error, as its dynamic lifting reports it).
 pub enum Fail {
   Thrown(Value),
   Napi(String),
+  Guest(wasmtime::Error),
 }
 
 pub type Js<T> = Result<T, Fail>;

@@ -296,6 +296,7 @@ pub(crate) fn import_error(store: &mut StoreContextMut<'_, Host>, f: Fail) -> wa
       wasmtime::Error::msg("a host function threw")
     }
     Fail::Napi(m) => wasmtime::Error::msg(format!("import bridge: {m}")),
+    Fail::Guest(e) => e,
   }
 }
 

@@ -32,7 +32,7 @@ impl Arg for u32 {
 
 impl Arg for WasmStr {
   fn to_js(&self, store: &StoreContextMut<'_, Host>) -> Js<Value> {
-    let s = self.to_str(store.as_context()).map_err(|e| Fail::Napi(format!("{e}")))?;
+    let s = self.to_str(store.as_context()).map_err(Fail::Guest)?;
     js::string(store.data().env, &s)
   }
 }
