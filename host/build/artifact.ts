@@ -34,7 +34,7 @@ export interface Built {
 
 /** How long an extension's top level may run when it is built (to read its manifest), unless the caller
  *  says otherwise (the server passes its [limits] timeoutMs). Long enough that a busy machine still builds a
- *  large package (mathjs's top level takes 2.8 s on an idle 2-core machine and 7 s on a loaded one); a top
+ *  large package (mathjs's top level takes 0.75 s on an idle 2-core machine, several times that on a loaded one); a top
  *  level that never ends still fails its file. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
 
