@@ -57,7 +57,9 @@ export class BundleError extends Error {
 
 /** A message of rolldown's, as one line of plain text: its terminal colours, its "[CODE] " and the code frame
  *  it draws below the first line removed (the caller states the file and position once). */
-const plain = (message: string) => message.replace(/\u001b\[[0-9;]*m/g, '').split('\n')[0].replace(/^\[[A-Z_]+\] /, '').trim();
+const plain = (message: string) => uncoloured(message).split('\n')[0].replace(/^\[[A-Z_]+\] /, '').trim();
+/** `text` without terminal colour sequences. */
+const uncoloured = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
 
 function describe(log: RolldownLog): string {
   const loc = log.loc ? `${log.loc.file ?? log.id ?? ''}:${log.loc.line}:${log.loc.column + 1}: ` : '';
@@ -549,7 +551,7 @@ export async function bundle(file: string, options: BundleOptions = {}): Promise
     if (b) throw new BundleError(clean(b.message));
     // A file's error that carries no id (a JSON file's) names its file only in the frame rolldown draws,
     // relative to the working directory.
-    const framed = /╭─\[ (.+?):\d+:\d+ \]/.exec(String(e?.message ?? '').replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
+    const framed = /╭─\[ (.+?):\d+:\d+ \]/.exec(uncoloured(String(e?.message ?? '')))?.[1];
     const id: string | undefined = e?.loc?.file ?? e?.id ?? (framed && resolve(framed));
     let message = unaugmented(e) + (e?.cause?.message ? `: ${e.cause.message}` : '');
     if (e?.code === 'JSON_PARSE') message = `not valid JSON: ${message.replace(/ at line \d+ column \d+$/, '')}`;

@@ -44,7 +44,8 @@ export function nestingDepths(code: string): { brackets: number; chain: number }
   const close = () => {
     if (saved.length) { elses = saved.pop()!; chain = saved.pop()!; }
     depth = Math.max(0, depth - 1);
-  };  const templates: number[] = []; // depth at which each open template literal's `${` started
+  };
+  const templates: number[] = []; // depth at which each open template literal's `${` started
   let prev = ''; // last significant character, to tell a regex from a division
   for (let i = 0; i < code.length; i++) {
     const c = code[i];
