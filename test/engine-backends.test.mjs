@@ -41,7 +41,7 @@ test('the default backend is wasmtime where the addon is built, and KILN_ENGINE=
     const w = await Engine.load();
     assert.equal(w.backend, 'wasmtime');
     assert.equal(w.modules.length, 0, 'on wasmtime V8 compiles none of the engine');
-    assert.match(w.wasmtime.precompiledFile, /engine\.[0-9a-f]{16}\.wasmtime-\d+\.\d+\.\d+\.linux-x64\.cwasm$/);
+    assert.match(w.wasmtime.precompiledFile, /engine\.[0-9a-f]{16}\.wasmtime-\d+\.\d+\.\d+\.linux-x64\.code\.cwasm$/);
     process.env.KILN_ENGINE = 'v8';
     const v = await Engine.load();
     assert.equal(v.backend, 'v8');

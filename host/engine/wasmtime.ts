@@ -45,20 +45,32 @@ interface NativeGuest {
   cancel(inv: number, reason: string): void;
   runScript(inv: number, bytecode: Uint8Array): void;
   compile(source: string, filename: string, module: boolean): Outcome;
+  readonly importCalls: number;
+  snapshot(): MemorySnapshot;
+}
+
+/** A guest's memory between two of its runs (lib.rs `Snapshot`), which other guests of the engine can start
+ *  from copy-on-write. */
+export interface MemorySnapshot {
+  /** Bytes of its non-zero pages: held once by the process, however many guests map it. */
+  readonly residentBytes: number;
+  /** Bytes of the memory a guest starts with. */
+  readonly bytes: number;
 }
 
 interface Addon {
   wasmtimeVersion(): string;
   configure(wasmStackBytes: number): void;
   precompile(wasm: Uint8Array): Uint8Array;
-  Runtime: new (key: string, code: Uint8Array) => NativeRuntime;
+  /** `source`: the engine component `code` was compiled from (its memory's initial bytes come from it). */
+  Runtime: new (key: string, code: Uint8Array, source: Uint8Array) => NativeRuntime;
   /** The precompiled engine in `file`, read, checked against `sha256` and loaded on a thread of Node's pool;
    *  rejects when its bytes do not hash to it or wasmtime refuses them. */
-  openPrecompiled(file: string, sha256: string): Promise<NativeRuntime>;
+  openPrecompiled(file: string, sha256: string, source: Uint8Array): Promise<NativeRuntime>;
 }
 
 interface NativeRuntime {
-  instantiate(imports: Record<string, unknown>, state: Float64Array): NativeGuest;
+  instantiate(imports: Record<string, unknown>, state: Float64Array, snapshot?: MemorySnapshot): NativeGuest;
 }
 
 /** The state array's elements (lib.rs `Guest`): milliseconds from the start of the next run to its deadline
@@ -78,6 +90,10 @@ export interface WasmtimeGuest {
   setMemoryCeiling(bytes: number): void;
   /** The next run is stopped `ms` from now (Infinity: only at the instance's own limits). */
   setDeadline(ms: number): void;
+  /** Calls the guest has made to the host (any import) since it was made. */
+  importCalls(): number;
+  /** Its memory now (between runs), to start other instances from. */
+  snapshot(): MemorySnapshot;
 }
 
 /** True for the error a run stopped at its deadline throws. */
@@ -115,7 +131,9 @@ export class WasmtimeEngine {
 
   static async open(a: Addon, engineDir: string, component: Uint8Array, componentSha256: string): Promise<WasmtimeEngine> {
     const version = a.wasmtimeVersion();
-    const name = `engine.${componentSha256.slice(0, 16)}.wasmtime-${version}.${platform()}-${arch()}.cwasm`;
+    // `.code`: the component's code without its memory's data segments, which each instance maps from the
+    // component's bytes instead (lib.rs `precompile`).
+    const name = `engine.${componentSha256.slice(0, 16)}.wasmtime-${version}.${platform()}-${arch()}.code.cwasm`;
     const dirs = [engineDir, join(cacheDir(), 'engine')];
     for (const dir of dirs) {
       const file = join(dir, name);
@@ -126,7 +144,7 @@ export class WasmtimeEngine {
       // loading its own modules meanwhile).
       if (!existsSync(file) || !existsSync(`${file}.sha256`)) continue;
       try {
-        return new WasmtimeEngine(await a.openPrecompiled(file, readFileSync(`${file}.sha256`, 'utf8').trim()), version, file);
+        return new WasmtimeEngine(await a.openPrecompiled(file, readFileSync(`${file}.sha256`, 'utf8').trim(), component), version, file);
       } catch {
         // Damaged, or compiled for another configuration or CPU: compiled again below.
       }
@@ -144,7 +162,7 @@ export class WasmtimeEngine {
         renameSync(`${tmp}.sha256`, `${file}.sha256`);
         // Older engines' precompiled files go (a process still mapping one keeps its pages).
         for (const f of readdirSync(dir)) if (/^engine\.[0-9a-f]{16}\.wasmtime-.*\.cwasm(\.sha256)?$/.test(f) && !f.startsWith(name)) rmSync(join(dir, f), { force: true });
-        return new WasmtimeEngine(new a.Runtime(sha256(code), code), version, file);
+        return new WasmtimeEngine(new a.Runtime(sha256(code), code, component), version, file);
       } catch (e) {
         lastError = e; // a read-only package directory: the user's cache next
       }
@@ -152,11 +170,12 @@ export class WasmtimeEngine {
     throw lastError;
   }
 
-  /** A new instance whose imports are `imports` (keyed by interface, as jco's). */
-  instantiate(imports: Record<string, unknown>): WasmtimeGuest {
+  /** A new instance whose imports are `imports` (keyed by interface, as jco's), its memory `snapshot`'s if
+   *  given (taken of an instance of this engine), else the engine's own. */
+  instantiate(imports: Record<string, unknown>, snapshot?: MemorySnapshot): WasmtimeGuest {
     // Over an ArrayBuffer of its own: its memory never moves (the addon keeps a pointer to it).
     const state = new Float64Array(new ArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
-    const g = this.runtime.instantiate(imports, state);
+    const g = snapshot ? this.runtime.instantiate(imports, state, snapshot) : this.runtime.instantiate(imports, state);
     const guest = {
       load: (config: string, image: Uint8Array) => {
         const r = g.load(config, image);
@@ -183,6 +202,8 @@ export class WasmtimeEngine {
       setDeadline: (ms) => {
         state[STATE_DEADLINE] = Number.isFinite(ms) ? Math.max(0, ms) : -1;
       },
+      importCalls: () => g.importCalls,
+      snapshot: () => g.snapshot(),
     };
   }
 }

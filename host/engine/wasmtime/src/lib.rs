@@ -20,6 +20,8 @@
 //  - A run's deadline and the memory it left pass through a Float64Array the host shares with the guest
 //    object (`Guest`), not through calls.
 mod js;
+mod memory;
+mod split;
 mod typed;
 mod values;
 
@@ -113,6 +115,8 @@ pub struct Host {
   /// The state array shared with JavaScript (`Guest`), kept alive as long as the store.
   state: Option<sys::napi_ref>,
   limits: Limits,
+  /// Import calls the guest has made (`Guest::import_calls`).
+  calls: u64,
 }
 
 // The store lives on the thread that created it; `env` is only read during a call on that thread.
@@ -148,6 +152,8 @@ pub struct Loaded {
   imports: Vec<ImportSpec>,
   resource_kinds: u32,
   exports: GuestExports,
+  /// The engine's initial memory (its snapshot), which a blank instance maps.
+  image: Arc<memory::Image>,
 }
 
 struct GuestExports {
@@ -174,7 +180,10 @@ fn engine(wasm_stack: Option<usize>) -> Result<&'static Engine> {
       let mut c = Config::new();
       c.wasm_component_model(true);
       c.epoch_interruption(true);
-      c.memory_init_cow(true);
+      // Memories start from images this addon maps copy-on-write (memory.rs); the precompiled engine has
+      // no data segments to write into them (split.rs).
+      c.with_host_memory(Arc::new(memory::Creator));
+      c.memory_init_cow(false);
       let stack = wasm_stack.unwrap_or(DEFAULT_WASM_STACK);
       // No fiber is ever made (no async), but the check that a fiber could hold the wasm stack still runs.
       c.async_stack_size(stack + (1 << 20));
@@ -209,11 +218,13 @@ pub fn configure(wasm_stack_bytes: f64) -> Result<()> {
   engine(Some(wasm_stack_bytes as usize)).map(|_| ())
 }
 
-/// Compile the engine component `wasm` ahead of time for this machine and this engine configuration.
+/// Compile the engine component `wasm` ahead of time for this machine and this engine configuration,
+/// without its memory's data segments (instances map those bytes instead: `Runtime`).
 #[napi]
 pub fn precompile(wasm: Uint8Array) -> Result<Uint8Array> {
   let e = engine(None)?;
-  let bytes = e.precompile_component(&wasm).map_err(|e| err(format!("{e:#}")))?;
+  let (code, _) = split::split(&wasm).map_err(err)?;
+  let bytes = e.precompile_component(&code).map_err(|e| err(format!("{e:#}")))?;
   Ok(Uint8Array::from(bytes))
 }
 
@@ -246,6 +257,7 @@ fn define(linker: &mut Linker<Host>, component: &Component, e: &Engine) -> Resul
             }
           };
           li.resource(name, ResourceType::host_dynamic(kind), |mut store: StoreContextMut<'_, Host>, rep| {
+            store.data_mut().calls += 1;
             let env = store.data().env;
             store.data_mut().resources.remove(env, rep);
             Ok(())
@@ -326,6 +338,7 @@ pub(crate) fn result_payload(env: js::Env, e: js::Value) -> js::Js<js::Value> {
 /// without it their values would stay reachable until the run ends (a guest logging in a loop held hundreds
 /// of MB).
 fn bridge(mut store: StoreContextMut<'_, Host>, index: usize, sig: &Signature, params: &[Val], results: &mut [Val]) -> wasmtime::Result<()> {
+  store.data_mut().calls += 1;
   let env = store.data().env;
   let scope = js::open_scope(env);
   let out = match answer(&mut store, index, sig, params) {
@@ -374,8 +387,9 @@ fn answer(store: &mut StoreContextMut<'_, Host>, index: usize, sig: &Signature, 
 /// The engine component from precompiled `code` known as `key` (its sha256), or the one this process already
 /// loaded under that key. `code` must be bytes `precompile` made and the host verified: wasmtime checks their
 /// header (version, configuration, CPU) and copies them into its own executable memory, so a later change to
-/// their source changes nothing here.
-fn load(key: String, code: &[u8]) -> Result<Arc<Loaded>> {
+/// their source changes nothing here. `source` is the engine component they were compiled from (its memory's
+/// initial bytes are read from it: `split`).
+fn load(key: String, code: &[u8], source: &[u8]) -> Result<Arc<Loaded>> {
   if let Some((_, l)) = LOADED.lock().map_err(err)?.iter().find(|(k, _)| *k == key) {
     return Ok(l.clone());
   }
@@ -396,7 +410,8 @@ fn load(key: String, code: &[u8]) -> Result<Arc<Loaded>> {
     compile: export(&component, &guest, "compile")?,
   };
   let pre = linker.instantiate_pre(&component).map_err(|x| err(format!("{x:#}")))?;
-  let loaded = Arc::new(Loaded { pre, imports, resource_kinds, exports });
+  let image = Arc::new(memory::Image::new(&split::initial(source).map_err(err)?).map_err(err)?);
+  let loaded = Arc::new(Loaded { pre, imports, resource_kinds, exports, image });
   LOADED.lock().map_err(err)?.push((key, loaded.clone()));
   Ok(loaded)
 }
@@ -406,6 +421,7 @@ fn load(key: String, code: &[u8]) -> Result<Arc<Loaded>> {
 pub struct OpenPrecompiled {
   file: String,
   sha256: String,
+  source: Vec<u8>,
 }
 
 impl Task for OpenPrecompiled {
@@ -423,7 +439,7 @@ impl Task for OpenPrecompiled {
     if sum != self.sha256 {
       return Err(err(format!("{} does not match its sha256", self.file)));
     }
-    load(sum, &code)
+    load(sum, &code, &self.source)
   }
 
   fn resolve(&mut self, _env: Env, loaded: Arc<Loaded>) -> Result<Runtime> {
@@ -434,8 +450,8 @@ impl Task for OpenPrecompiled {
 /// The precompiled engine in `file`, used only when its bytes hash to `sha256` (the one the host wrote beside
 /// it): read, checked and loaded off the calling thread. Rejects when they do not, or wasmtime refuses them.
 #[napi(ts_return_type = "Promise<Runtime>")]
-pub fn open_precompiled(file: String, sha256: String) -> AsyncTask<OpenPrecompiled> {
-  AsyncTask::new(OpenPrecompiled { file, sha256 })
+pub fn open_precompiled(file: String, sha256: String, source: Uint8Array) -> AsyncTask<OpenPrecompiled> {
+  AsyncTask::new(OpenPrecompiled { file, sha256, source: source.to_vec() })
 }
 
 /// The engine component, precompiled, with its imports bound: instantiates guests.
@@ -449,16 +465,17 @@ impl Runtime {
   /// The precompiled engine `code` (made by `precompile` for this engine configuration), known as `key`
   /// (its sha256: a second thread of the process gets the one already loaded).
   #[napi(constructor)]
-  pub fn new(key: String, code: Uint8Array) -> Result<Self> {
+  pub fn new(key: String, code: Uint8Array, source: Uint8Array) -> Result<Self> {
     // Safety (of `load`): these are the bytes the host wrote with `precompile` and checked against the
     // sha256 it wrote beside them (host/engine/wasmtime.ts).
-    Ok(Runtime { loaded: load(key, &code)? })
+    Ok(Runtime { loaded: load(key, &code, &source)? })
   }
 
   /// A new guest whose imports are the functions of `imports` (keyed by interface, as jco's are), sharing
   /// `state` (a Float64Array of at least 3 elements over an ArrayBuffer of its own: see `Guest`) with the host.
+  /// Its memory starts as `snapshot`'s (one taken of a guest of this engine), else as the engine's.
   #[napi]
-  pub fn instantiate(&self, env: Env, imports: Unknown, state: Unknown) -> Result<Guest> {
+  pub fn instantiate(&self, env: Env, imports: Unknown, state: Unknown, snapshot: Option<&Snapshot>) -> Result<Guest> {
     let raw = env.raw();
     let obj = imports.raw();
     let state_ptr = js::f64_array(raw, state.raw(), STATE_LEN).map_err(|_| err("the guest's state is not a Float64Array of 3"))?;
@@ -496,11 +513,16 @@ impl Runtime {
       thrown: None,
       state: js::reference(raw, state.raw()).ok(),
       limits: Limits { ceiling: usize::MAX, largest: 0, refused: false },
+      calls: 0,
     };
     let mut store = Store::new(self.loaded.pre.engine(), host);
     store.limiter(|h| &mut h.limits);
     store.set_epoch_deadline(u64::MAX / 2);
-    let instance = self.loaded.pre.instantiate(&mut store).map_err(|x| err(format!("{x:#}")))?;
+    let image = snapshot.map_or_else(|| self.loaded.image.clone(), |s| s.image.clone());
+    let (instance, view) = memory::with_image(image, || self.loaded.pre.instantiate(&mut store));
+    let instance = instance.map_err(|x| err(format!("{x:#}")))?;
+    let memory = view.ok_or_else(|| err("the engine component made no linear memory"))?;
+    store.data_mut().limits.largest = memory.size();
     let x = &self.loaded.exports;
     let mut typed = |f: ComponentExportIndex| instance.get_func(&mut store, f).ok_or_else(|| err("the engine component lacks an export"));
     let (load, invoke, complete, complete_bytes, cancel, run_script, compile) =
@@ -522,7 +544,7 @@ impl Runtime {
       *state_ptr.add(STATE_MEMORY) = store.data().limits.largest as f64;
       *state_ptr.add(STATE_REFUSED) = 0.0;
     }
-    Ok(Guest { store, exports, state: State(state_ptr), busy: false })
+    Ok(Guest { store, exports, state: State(state_ptr), busy: false, memory })
   }
 }
 
@@ -569,10 +591,54 @@ pub struct Guest {
   exports: Exports,
   state: State,
   busy: bool,
+  memory: memory::View,
+}
+
+/// A guest's memory as it was between two of its runs, to start other guests of the same engine from
+/// (copy-on-write: `memory.rs`).
+#[napi]
+pub struct Snapshot {
+  image: Arc<memory::Image>,
+}
+
+#[napi]
+impl Snapshot {
+  /// Bytes of its non-zero pages: what the process holds for it, once, however many guests map it.
+  #[napi(getter)]
+  pub fn resident_bytes(&self) -> f64 {
+    self.image.resident() as f64
+  }
+
+  /// Bytes of the memory it starts a guest with.
+  #[napi(getter)]
+  pub fn bytes(&self) -> f64 {
+    self.image.len() as f64
+  }
 }
 
 #[napi]
 impl Guest {
+  /// How many times the guest has called the host (any import) since it was made.
+  #[napi(getter)]
+  pub fn import_calls(&self) -> f64 {
+    self.store.data().calls as f64
+  }
+
+  /// Its memory now, to start other guests from. Refused while it runs (never the case from JavaScript:
+  /// the guest is not re-entered) and when it holds a resource of the host's, which a copy could not.
+  #[napi]
+  pub fn snapshot(&self) -> Result<Snapshot> {
+    if self.busy {
+      return Err(err("a running guest cannot be snapshotted"));
+    }
+    if self.store.data().resources.slots.iter().any(Option::is_some) {
+      return Err(err("a guest holding a host resource cannot be snapshotted"));
+    }
+    // Safety: no guest code runs on this store meanwhile (this call holds it).
+    let bytes = unsafe { self.memory.copy() };
+    Ok(Snapshot { image: Arc::new(memory::Image::new(&bytes).map_err(err)?) })
+  }
+
   /// Linear memory may not grow past `bytes` (0: no ceiling).
   #[napi]
   pub fn set_memory_ceiling(&mut self, bytes: f64) {

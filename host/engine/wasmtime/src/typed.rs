@@ -164,6 +164,7 @@ impl Ret for (Result<(), String>,) {
 /// Bind plain import `index` (lib.rs `Host::funcs`) as `name` with the Rust types `P` and `R`.
 fn bind<P: Params, R: Ret>(li: &mut LinkerInstance<'_, Host>, name: &str, index: usize) -> wasmtime::Result<()> {
   li.func_wrap(name, move |mut store: StoreContextMut<'_, Host>, params: P| -> wasmtime::Result<R> {
+    store.data_mut().calls += 1;
     let env = store.data().env;
     let scope = js::open_scope(env);
     let mut args = [std::ptr::null_mut(); MAX_ARGS];
