@@ -15,7 +15,8 @@
  *    which Wizer runs once at build time: every instance starts from that snapshot. An artifact brings only
  *    the extension's bytecode, handed to `load`; nothing in it can replace the prelude.
  *  - `kiln-init` runs inside Wizer, where no kiln import may be called: everything that needs the host
- *    (the interrupt handler, the random seed, the stack top) is set up at the first export call instead.
+ *    (the interrupt handler, the stack top) is set up at the first export call instead, and Math.random's
+ *    seed at its first use.
  */
 #include <stdint.h>
 #include <malloc.h>
@@ -915,7 +916,7 @@ __attribute__((export_name("kiln-init"))) void kiln_init(void) {
 }
 
 /* What every export does first. The snapshot was taken at another stack depth, with no interrupt handler
- * (it calls the host) and one Math.random seed for every instance. */
+ * (it calls the host) and no Math.random seed (kiln_seed_random_once). */
 static void enter(void) {
   ensure_runtime();
   JS_UpdateStackTop(rt);
@@ -923,13 +924,20 @@ static void enter(void) {
   entered = 1;
   JS_SetInterruptHandler(rt, interrupt_handler, NULL);
   JS_SetHostPromiseRejectionTracker(rt, track_rejection, NULL);
-  /* Math.random (not a cryptographic generator) is seeded from the host's entropy, per instance. */
+}
+
+/* Math.random (not a cryptographic generator) is seeded from the host's entropy, per instance, when it first
+ * runs there (quickjs.c calls this): a guest that draws no random number asks the host for none. */
+int kiln_random_unseeded = 1;
+
+void kiln_seed_random_once(JSContext *c) {
+  kiln_random_unseeded = 0;
   bytes_ret r;
   uint64_t seed = 0;
   imp_crypto_random_bytes(sizeof seed, &r);
   if (r.len == sizeof seed) memcpy(&seed, r.ptr, sizeof seed);
   free_owned(r.ptr, r.len);
-  kiln_seed_random(ctx, seed);
+  kiln_seed_random(c, seed);
 }
 
 /* ---- return areas ----------------------------------------------------------------------------- */

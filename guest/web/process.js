@@ -4,11 +4,22 @@ import { decodeUtf8 } from './encoding.js';
 import { chunkBytes } from './blob.js';
 
 // Installed by configure(), at load: the rest of this file runs in the engine's snapshot, where the clock
-// reads build time and the config (platform, pid, env) is not known yet.
+// reads build time and the config (platform, pid, env) is not known yet. The time origin is taken when
+// performance is first read, not at load: a top level that reads no clock calls no host, and such a load
+// can be snapshotted (host/engine/snapshots.ts).
 function configure(config) {
-  const origin = host.native.hrtime();
-  const nowMs = () => { const [s, ns] = host.native.hrtime(); return (s - origin[0]) * 1e3 + (ns - origin[1]) / 1e6; };
-  host.define('performance', Object.freeze(Object.defineProperty({ now: nowMs, timeOrigin: Date.now() - nowMs() }, Symbol.toStringTag, { value: 'Performance' })));
+  let origin, timeOrigin;
+  const nowMs = () => {
+    const [s, ns] = host.native.hrtime();
+    origin ??= [s, ns];
+    return (s - origin[0]) * 1e3 + (ns - origin[1]) / 1e6;
+  };
+  const performance = Object.defineProperties({}, {
+    now: { value: nowMs, enumerable: true },
+    timeOrigin: { get: () => (timeOrigin ??= Date.now() - nowMs()), enumerable: true },
+    [Symbol.toStringTag]: { value: 'Performance' },
+  });
+  host.define('performance', Object.freeze(performance));
   const write = (level) => ({
     write(chunk) { const s = typeof chunk === 'string' ? chunk : decodeUtf8(chunkBytes(chunk)); host.native.log(level, s.endsWith('\n') ? s.slice(0, -1) : s); return true; },
     isTTY: false,

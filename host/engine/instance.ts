@@ -33,7 +33,8 @@ import { errorText, opJson, OUT_OF_MEMORY, toolError, type BytesOutcome } from '
 import { guestStackLimit } from './stack.js';
 import type { Engine } from './engine.js';
 import { wasiImports } from './wasi.js';
-import { isDeadline, type WasmtimeGuest } from './wasmtime.js';
+import { isDeadline, type MemorySnapshot, type WasmtimeEngine, type WasmtimeGuest } from './wasmtime.js';
+import { hasSnapshotOf, keepSnapshot, snapshotFor, snapshotKey, wantSnapshot } from './snapshots.js';
 
 export type { OpKind } from '../capabilities/operations.js';
 export type { LogLevel } from './imports.js';
@@ -179,6 +180,9 @@ export class GuestInstance {
    *  instance is discarded (see `enter`). */
   private memory?: WebAssembly.Memory;
   private native?: WasmtimeGuest;
+  /** Set by `create` when this instance's guest is made at `load` (from a snapshot, if its load has one). */
+  private unmade?: Engine;
+  private fromSnapshot = false;
   private memoryCeiling = Infinity;
   private dead: KilnError | undefined;
   /** Armed while guest code runs: the interrupt import answers true past it. */
@@ -203,14 +207,21 @@ export class GuestInstance {
    *  deadline of guest code that runs for no invocation (the top level, timers). Takes the engine's spare
    *  instance when there is one (see keepSpares). */
   static async create(engine: Engine, image: Uint8Array, host: InstanceHost, runLimitMs = DEFAULT_RUN_MS): Promise<GuestInstance> {
-    const spare = spares.get(engine);
-    spares.delete(engine);
-    const self = (spare && (await spare)) || (await GuestInstance.blank(engine));
+    let self: GuestInstance;
+    if (engine.wasmtime && image.length > 0 && hasSnapshotOf(image)) {
+      // Made at `load`, from the snapshot of its load if there is one (engine/snapshots.ts).
+      self = new GuestInstance();
+      self.unmade = engine;
+    } else {
+      const spare = spares.get(engine);
+      spares.delete(engine);
+      self = (spare && (await spare)) || (await GuestInstance.blank(engine));
+    }
     self.host = host;
     self.image = image;
     self.runLimitMs = runLimitMs;
     self.logs = new LogLimiter<LogLevel>(GUEST_LOG_BUDGET, (level, message) => host.log(level, message), 'warn');
-    if (keepingSpares.has(engine)) {
+    if (keepingSpares.has(engine) && !self.unmade) {
       // The next spare is made once this turn is over, off the path of the session being created now.
       setTimeout(() => {
         if (!spares.has(engine)) spares.set(engine, GuestInstance.blank(engine).catch(() => undefined));
@@ -232,12 +243,11 @@ export class GuestInstance {
   /** The engine instantiated, its imports bound to an instance that has no host yet. */
   private static async blank(engine: Engine): Promise<GuestInstance> {
     const self = new GuestInstance();
-    const imports = { ...wasiImports((stream, text) => self.host.log(stream === 'stderr' ? 'error' : 'info', text)), ...self.imports() };
     if (engine.wasmtime) {
-      self.native = engine.wasmtime.instantiate(imports);
-      self.guest = self.native.guest;
+      self.instantiateNative(engine.wasmtime);
       return self;
     }
+    const imports = self.importObject();
     const main = engine.main;
     const exports = await engine.instantiate(
       engine.moduleSet(),
@@ -252,20 +262,57 @@ export class GuestInstance {
     return self;
   }
 
+  /** Every import the engine declares, bound to this instance (jco's shape, keyed by interface). */
+  private importObject(): Record<string, any> {
+    return { ...wasiImports((stream, text) => this.host.log(stream === 'stderr' ? 'error' : 'info', text)), ...this.imports() };
+  }
+
+  /** This instance's guest on wasmtime, its memory `snapshot`'s if given, else the engine's. */
+  private instantiateNative(wasmtime: WasmtimeEngine, snapshot?: MemorySnapshot): void {
+    this.native = wasmtime.instantiate(this.importObject(), snapshot);
+    this.guest = this.native.guest;
+  }
+
+  /** True when this instance's guest started from the snapshot of an earlier load (engine/snapshots.ts)
+   *  instead of running the extension's top level. */
+  get startedFromSnapshot(): boolean {
+    return this.fromSnapshot;
+  }
+
   get alive(): boolean {
     return !this.dead;
   }
 
-  /** Run the extension's top level; returns the manifest it registered. */
+  /** Run the extension's top level; returns the manifest it registered. On wasmtime, a top level that calls
+   *  no host is run once or twice per process and its snapshot taken; later instances start from that
+   *  (engine/snapshots.ts). */
   load(config: LoadConfig): unknown {
     if (config.memoryLimit) this.memoryCeiling = config.memoryLimit + MEMORY_SLACK;
+    const image = this.image ?? new Uint8Array();
+    this.image = undefined; // the guest has its own copy now
+    const text = JSON.stringify({ ...config, stackLimit: guestStackLimit() });
+    const onWasmtime = this.unmade !== undefined || this.native !== undefined;
+    const key = onWasmtime && image.length > 0 && !config.build ? snapshotKey(image, text) : undefined;
+    if (this.unmade) {
+      const made = key ? snapshotFor(key) : undefined;
+      this.instantiateNative(this.unmade.wasmtime!, made?.memory);
+      this.unmade = undefined;
+      if (made) {
+        this.fromSnapshot = true;
+        this.native!.setMemoryCeiling(this.memoryCeiling);
+        return JSON.parse(made.manifest);
+      }
+    }
     this.native?.setMemoryCeiling(this.memoryCeiling);
     this.loading = true;
     try {
-      const image = this.image ?? new Uint8Array();
-      this.image = undefined; // the guest has its own copy now
-      const withStack = { ...config, stackLimit: guestStackLimit() };
-      return JSON.parse(this.enter(() => this.guest.load(JSON.stringify(withStack), image)) as string);
+      const calls = this.native?.importCalls();
+      const manifest = this.enter(() => this.guest.load(text, image)) as string;
+      const native = this.native;
+      if (key && native && this.alive && native.importCalls() === calls && this.ops.size === 0 && this.timers.size === 0 && wantSnapshot(key)) {
+        keepSnapshot(key, { memory: native.snapshot(), manifest });
+      }
+      return JSON.parse(manifest);
     } finally {
       this.loading = false;
       this.cancelIdleWork();

@@ -447,10 +447,19 @@ static inline void js_cond_wait(js_cond_t *c, js_mutex_t *m) { (void)c; (void)m;
 static inline int js_cond_timedwait(js_cond_t *c, js_mutex_t *m, uint64_t t) { (void)c; (void)m; (void)t; return -1; }
 #endif
 ` },
-  { // kiln_seed_random: the per-instance reseed glue.c calls.
+  { // kiln_seed_random: the per-instance seed glue.c sets (kiln_seed_random_once, at the first Math.random).
     file: 'quickjs.c', count: 1,
     from: 'JSValue JS_ThrowOutOfMemory(JSContext *ctx)\n',
     to: 'void kiln_seed_random(JSContext *ctx, uint64_t seed)\n{\n    ctx->random_state = seed ? seed : 1;\n}\n\nJSValue JS_ThrowOutOfMemory(JSContext *ctx)\n' },
+  { // Math.random asks glue.c for the instance's seed the first time it runs in an instance (not at the
+    // instance's first export call): an instance that never drew a random number has called no host for one,
+    // so a snapshot of it (host/engine/instance.ts) holds no seed another instance would share.
+    file: 'quickjs.c', count: 1,
+    from: '    v = xorshift64star(&ctx->random_state);\n    /* 1.0 <= u.d < 2 */',
+    to: '    if (kiln_random_unseeded)\n        kiln_seed_random_once(ctx);\n    v = xorshift64star(&ctx->random_state);\n    /* 1.0 <= u.d < 2 */' },
+  { file: 'quickjs.c', count: 1,
+    from: 'static JSValue js_math_random(JSContext *ctx, JSValueConst this_val,\n',
+    to: 'extern int kiln_random_unseeded;\nvoid kiln_seed_random_once(JSContext *ctx);\n\nstatic JSValue js_math_random(JSContext *ctx, JSValueConst this_val,\n' },
 ];
 
 // Regexp backtracking already polls the interrupt handler (lre_check_timeout), stack overflow is a
