@@ -310,7 +310,15 @@ export class GuestInstance {
       const manifest = this.enter(() => this.guest.load(text, image)) as string;
       const native = this.native;
       if (key && native && this.alive && native.importCalls() === calls && this.ops.size === 0 && this.timers.size === 0 && wantSnapshot(key)) {
-        keepSnapshot(key, { memory: native.snapshot(), manifest });
+        // A snapshot only saves later loads their time: one that cannot be made (no descriptor left for its
+        // memfd, no memory for its copy) leaves this load as it is, as one never snapshotted.
+        let memory: MemorySnapshot | undefined;
+        try {
+          memory = native.snapshot();
+        } catch {
+          // none kept: a later load of the key tries again
+        }
+        if (memory) keepSnapshot(key, { memory, manifest });
       }
       return JSON.parse(manifest);
     } finally {
