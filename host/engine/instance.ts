@@ -309,7 +309,7 @@ export class GuestInstance {
       const calls = this.native?.importCalls();
       const manifest = this.enter(() => this.guest.load(text, image)) as string;
       const native = this.native;
-      if (key && native && this.alive && native.importCalls() === calls && this.ops.size === 0 && this.timers.size === 0 && wantSnapshot(key)) {
+      if (key && native && this.alive && native.importCalls() === calls && this.ops.size === 0 && this.timers.size === 0 && wantSnapshot(key, native.memoryBytes())) {
         // A snapshot only saves later loads their time: one that cannot be made (no descriptor left for its
         // memfd, no memory for its copy) leaves this load as it is, as one never snapshotted.
         let memory: MemorySnapshot | undefined;

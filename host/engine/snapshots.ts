@@ -12,11 +12,18 @@
 //    the process's one); the manifest text the top level returned is kept with it.
 //  - Taken at a key's second load, so a one-shot process (one load) pays nothing for it; at most
 //    MAX_SNAPSHOTS per thread, the oldest dropped first (guests started from it keep its pages mapped).
+//  - Only of a memory of at most MAX_SNAPSHOT_MEMORY, and the oldest dropped while those kept hold more than
+//    MAX_SNAPSHOT_RESIDENT: a snapshot outlives every session of its extension and is counted in no guest's
+//    reservation ([limits] totalMemoryBytes), so what a top level leaves must not stay resident for good.
 import { createHash } from 'node:crypto';
 import type { MemorySnapshot } from './wasmtime.js';
 
 /** Snapshots kept per thread (each holds its memory's non-zero pages once, typically 2–4 MB). */
 export const MAX_SNAPSHOTS = 32;
+/** Linear memory past which a load is not snapshotted (an engine with a small extension loaded has ~4 MiB). */
+export const MAX_SNAPSHOT_MEMORY = 32 * 1024 * 1024;
+/** Bytes the snapshots of one thread may hold together. */
+export const MAX_SNAPSHOT_RESIDENT = 128 * 1024 * 1024;
 
 export interface LoadSnapshot {
   memory: MemorySnapshot;
@@ -54,9 +61,10 @@ export function hasSnapshotOf(bytecode: Uint8Array): boolean {
   return bytecodes.size > 0 && bytecodes.has(shaOf(snapshotKey(bytecode, '')));
 }
 
-/** Told after an eligible load of `key` (see the invariants): true when this one should be snapshotted. */
-export function wantSnapshot(key: string): boolean {
-  if (taken.has(key)) return false;
+/** Told after an eligible load of `key` that left `memoryBytes` of linear memory (see the invariants): true
+ *  when this one should be snapshotted. */
+export function wantSnapshot(key: string, memoryBytes: number): boolean {
+  if (taken.has(key) || memoryBytes > MAX_SNAPSHOT_MEMORY) return false;
   if (loadedOnce.delete(key)) return true;
   loadedOnce.add(key);
   if (loadedOnce.size > MAX_SNAPSHOTS) loadedOnce.delete(loadedOnce.values().next().value as string);
@@ -67,13 +75,14 @@ export function keepSnapshot(key: string, snapshot: LoadSnapshot): void {
   taken.set(key, snapshot);
   const sha = shaOf(key);
   bytecodes.set(sha, (bytecodes.get(sha) ?? 0) + 1);
-  if (taken.size <= MAX_SNAPSHOTS) return;
-  const oldest = taken.keys().next().value as string;
-  taken.delete(oldest);
-  const s = shaOf(oldest);
-  const n = (bytecodes.get(s) ?? 1) - 1;
-  if (n > 0) bytecodes.set(s, n);
-  else bytecodes.delete(s);
+  while (taken.size > MAX_SNAPSHOTS || (taken.size > 1 && snapshotStats().residentBytes > MAX_SNAPSHOT_RESIDENT)) {
+    const oldest = taken.keys().next().value as string;
+    taken.delete(oldest);
+    const s = shaOf(oldest);
+    const n = (bytecodes.get(s) ?? 1) - 1;
+    if (n > 0) bytecodes.set(s, n);
+    else bytecodes.delete(s);
+  }
 }
 
 /** How many snapshots this thread keeps, and their bytes held (for kiln_extensions and the benchmarks). */
